@@ -1,0 +1,50 @@
+"""fsmcp: a small MCP host whose file tools are all plugins.
+
+A plugin imports what it needs from here and nowhere else::
+
+    from fsmcp import hookimpl, Tool, ToolInput, ToolError, ErrorCode, READ_ONLY
+"""
+
+from importlib.metadata import PackageNotFoundError, version
+
+from .budget import truncate
+from .context import ToolContext
+from .errors import ErrorCode, ToolError
+from .fs import Entry, FileSystem
+from .globs import GlobFilter
+from .hooks import hookimpl, hookspec
+from .results import Blob, Text, ToolResult
+from .roots import Access, ResolvedPath, Root, RootSet
+from .tools import CREATES, DESTRUCTIVE, OVERWRITES, READ_ONLY, Annotations, Tool, ToolInput
+
+try:
+    __version__ = version("fsmcp")
+except PackageNotFoundError:  # running from a source tree that is not installed
+    __version__ = "0.0.0"
+
+__all__ = [
+    "CREATES",
+    "DESTRUCTIVE",
+    "OVERWRITES",
+    "READ_ONLY",
+    "Access",
+    "Annotations",
+    "Blob",
+    "Entry",
+    "ErrorCode",
+    "FileSystem",
+    "GlobFilter",
+    "ResolvedPath",
+    "Root",
+    "RootSet",
+    "Text",
+    "Tool",
+    "ToolContext",
+    "ToolError",
+    "ToolInput",
+    "ToolResult",
+    "hookimpl",
+    "hookspec",
+    "truncate",
+    "__version__",
+]

@@ -1,0 +1,23 @@
+"""The output budget: one cap on the text a result carries, and truncation that says so."""
+
+from __future__ import annotations
+
+
+def truncate(text: str, limit: int, how_to_continue: str) -> tuple[str, bool]:
+    """Cut ``text`` to at most ``limit`` characters at a line boundary, with a notice.
+
+    The notice names how much was shown and ``how_to_continue`` (an offset, a ``startLine``,
+    a narrower path or glob). Returns the text and whether it was cut.
+    """
+    if len(text) <= limit:
+        return text, False
+    notice_room = min(len(how_to_continue) + 120, limit // 2)
+    cut = text.rfind("\n", 0, limit - notice_room)
+    if cut <= 0:
+        cut = limit - notice_room
+    shown = text[:cut]
+    notice = (
+        f"\n[truncated: showed {len(shown):,} of {len(text):,} characters "
+        f"(output budget {limit:,}). {how_to_continue}]"
+    )
+    return shown + notice, True

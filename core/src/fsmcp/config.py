@@ -1,0 +1,105 @@
+"""Settings: what the operator chose, from ``fsmcp.toml`` and the command line."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+DEFAULT_BUDGET = 80_000
+
+
+class ConfigError(Exception):
+    """The configuration cannot be used; the message names the setting and what to change."""
+
+
+@dataclass
+class Settings:
+    """Every setting of the host. Plugin options live under ``plugins[<plugin name>]``."""
+
+    roots: list[str] = field(default_factory=list)
+    read_only: bool = False
+    enable: list[str] = field(default_factory=list)
+    disable: list[str] = field(default_factory=list)
+    format: str = "text"
+    policy: str = "roots"
+    budget: int = DEFAULT_BUDGET
+    """Characters of text one tool result may carry before it is truncated with a notice."""
+    max_file_bytes: int = 50 * 1024 * 1024
+    """Largest file a tool writes, or reads whole into memory (binary content, edits)."""
+    plugins: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def options(self, plugin: str) -> dict[str, Any]:
+        return self.plugins.get(plugin, {})
+
+
+_KNOWN = {f.name for f in fields(Settings)}
+
+
+def load_toml(path: Path) -> dict[str, Any]:
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except FileNotFoundError:
+        raise ConfigError(f"config file {path} does not exist") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config file {path} is not valid TOML: {exc}") from None
+    data = {key.replace("-", "_"): value for key, value in data.items()}
+    unknown = sorted(set(data) - _KNOWN)
+    if unknown:
+        raise ConfigError(
+            f"config file {path}: unknown setting(s) {', '.join(unknown)}; "
+            f"known: {', '.join(sorted(_KNOWN))}"
+        )
+    roots = data.get("roots")
+    if roots is not None:
+        # Relative roots in a config file mean relative to the file, not to wherever fsmcp starts.
+        data["roots"] = [_relative_to(path.parent, r) for r in roots]
+    return data
+
+
+def _relative_to(base: Path, spec: str) -> str:
+    if spec.startswith(("/", "~")):
+        return spec
+    return str(base.resolve() / spec)
+
+
+def build_settings(file_values: dict[str, Any], cli_values: dict[str, Any]) -> Settings:
+    """Merge the config file and the command line; the command line wins.
+
+    ``enable`` from the command line replaces the file's list; ``disable`` lists add up, and a
+    name given to ``--enable`` is taken out of the file's ``disable``.
+    """
+    merged: dict[str, Any] = dict(file_values)
+    for key, value in cli_values.items():
+        if value is None or (key in ("roots", "enable", "disable") and not value):
+            continue
+        if value is False and key in merged:
+            continue
+        merged[key] = value
+    cli_enable = list(cli_values.get("enable") or [])
+    merged["disable"] = _unique(
+        [d for d in file_values.get("disable", []) if d not in cli_enable] + list(cli_values.get("disable") or [])
+    )
+    try:
+        settings = Settings(**merged)
+    except TypeError as exc:
+        raise ConfigError(str(exc)) from None
+    _check(settings)
+    return settings
+
+
+def _check(settings: Settings) -> None:
+    if not isinstance(settings.budget, int) or settings.budget < 1000:
+        raise ConfigError("budget must be a whole number of characters, at least 1000")
+    if not isinstance(settings.max_file_bytes, int) or settings.max_file_bytes < 1:
+        raise ConfigError("max_file_bytes must be a positive whole number")
+    for name in ("roots", "enable", "disable"):
+        value = getattr(settings, name)
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"{name} must be a list of strings")
+
+
+def _unique(items: list[str]) -> list[str]:
+    return list(dict.fromkeys(items))

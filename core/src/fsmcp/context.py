@@ -1,0 +1,63 @@
+"""What a tool receives besides its arguments: the host's file system, budget and progress."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+import anyio.from_thread
+
+from .errors import ErrorCode, ToolError
+
+if TYPE_CHECKING:
+    from .config import Settings
+    from .fs import FileSystem
+    from .tools import Tool
+
+ProgressSender = Callable[[float, float | None, str | None], Awaitable[None]]
+
+
+class ToolContext:
+    """One call's context.
+
+    ``fs`` is the only way a tool touches files. ``budget`` is the number of text characters
+    the result may carry. ``options`` is the tool's plugin section of the configuration.
+    A long tool calls ``progress`` now and then and ``check_cancelled`` between steps.
+    """
+
+    def __init__(self, *, fs: FileSystem, settings: Settings, tool: Tool, send_progress: ProgressSender | None = None):
+        self.fs = fs
+        self.settings = settings
+        self.tool = tool
+        self.budget = settings.budget
+        self.options: dict[str, Any] = settings.options(tool.plugin)
+        self._send_progress = send_progress
+        self._cancelled = threading.Event()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancelled.is_set()
+
+    def cancel(self) -> None:
+        self._cancelled.set()
+
+    def check_cancelled(self) -> None:
+        """Raise if the client cancelled this call; a tool calls it between units of work."""
+        if self._cancelled.is_set():
+            raise ToolError(ErrorCode.INTERNAL_ERROR, f"{self.tool.name} was cancelled by the client")
+
+    async def aprogress(self, done: float, total: float | None = None, message: str | None = None) -> None:
+        """Report progress from an ``async`` tool; a no-op when the client did not ask for it."""
+        if self._send_progress is not None:
+            await self._send_progress(done, total, message)
+
+    def progress(self, done: float, total: float | None = None, message: str | None = None) -> None:
+        """Report progress from a plain (worker-thread) tool."""
+        if self._send_progress is None:
+            return
+        try:
+            anyio.from_thread.run(self._send_progress, done, total, message)
+        except RuntimeError:
+            # Not in a worker thread of the event loop (a direct call in a test): no client to tell.
+            pass

@@ -1,0 +1,121 @@
+"""The hook specifications: the host's whole extension surface.
+
+Three concerns, one banner each: tool registration, path policy, result formatting. A plugin
+implements any subset with ``@fsmcp.hookimpl``; an implementation may accept any subset of a
+spec's arguments, and specs only ever gain arguments, so a plugin written today keeps working.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from .hooks import hookspec
+
+if TYPE_CHECKING:
+    from mcp import types
+
+    from .config import Settings
+    from .errors import ToolError
+    from .results import ToolResult
+    from .roots import Access, ResolvedPath, RootSet
+    from .tools import Tool
+
+
+# ---------------------------------------------------------------------------------------------
+# Tool registration
+# ---------------------------------------------------------------------------------------------
+
+
+@hookspec
+def fsmcp_register_tools(register: Callable[[Tool], None], settings: Settings) -> None:
+    """Contribute tools to the server.
+
+    Call ``register(Tool(...))`` once per tool. The host stamps each tool with the plugin that
+    registered it, builds its ``inputSchema`` from the input model, and refuses to start when
+    two plugins register the same name (the error names both). Whether a registered tool is
+    offered is the operator's choice (``--enable`` / ``--disable``), not the plugin's.
+
+    Keep this cheap: it runs at every start-up. Import heavy dependencies inside the tool
+    function, not at module level.
+
+    :param register: Takes one :class:`fsmcp.Tool`.
+    :param settings: The server's settings; ``settings.options(<plugin name>)`` holds this
+        plugin's own section of the configuration.
+
+    All implementations are called; return values are ignored.
+    """
+
+
+# ---------------------------------------------------------------------------------------------
+# Path policy
+# ---------------------------------------------------------------------------------------------
+
+
+@hookspec(firstresult=True)
+def fsmcp_resolve_path(
+    raw: str, access: Access, follow_links: bool, policy: str, roots: RootSet, settings: Settings
+) -> ResolvedPath | None:
+    """Turn a raw path argument into a path the tool may use, or refuse it.
+
+    Every file operation of every tool passes through here (through ``ctx.fs``). The policy
+    named by the ``policy`` setting answers; others return None. The default, ``roots``,
+    admits a path whose real path lies inside an allowed root. A policy that only rewrites the
+    raw path (for example workspace-relative) still confines through ``roots.confine``.
+
+    :param raw: The path exactly as the client sent it.
+    :param access: ``Access.READ`` or ``Access.WRITE``; a write to a read-only root must raise
+        ``ToolError(READ_ONLY, ...)``.
+    :param follow_links: False when the tool acts on a symlink itself (move, delete, copy);
+        the final component is then not resolved.
+    :param policy: The configured policy's name (``--policy``).
+    :param roots: The allowed roots; ``roots.confine(raw, access, follow_links)`` is the
+        default policy's whole check.
+    :param settings: The server's settings.
+    :return: A :class:`fsmcp.ResolvedPath`, or None when this implementation is not the
+        configured policy. Refuse by raising :class:`fsmcp.ToolError` (``ACCESS_DENIED``).
+
+    Stops at the first non-None result.
+    """
+
+
+@hookspec
+def fsmcp_check_path(path: ResolvedPath, access: Access, settings: Settings) -> str | None:
+    """Veto a path the policy admitted (for example: never touch ``**/.env``).
+
+    Called for every resolution after the policy answered, on every plugin that implements it.
+
+    :param path: The resolved path; ``path.path`` is its absolute real path.
+    :param access: What the tool wants to do with it.
+    :param settings: The server's settings.
+    :return: None to allow, or a reason (a sentence the model can act on) to refuse; the tool
+        then fails with ``ACCESS_DENIED`` and that reason.
+
+    All implementations are called; any reason refuses.
+    """
+
+
+# ---------------------------------------------------------------------------------------------
+# Result formatting
+# ---------------------------------------------------------------------------------------------
+
+
+@hookspec(firstresult=True)
+def fsmcp_format_result(
+    tool: Tool | None, outcome: ToolResult | ToolError, format: str, settings: Settings
+) -> types.CallToolResult | None:
+    """Turn a tool's result, or its failure, into the MCP result the client receives.
+
+    The formatter named by the ``format`` setting answers; others return None. A failure must
+    become a result with ``is_error=True`` whose text leads with the error's code. The
+    formatter owns the output budget (``settings.budget``): it never sends more text than that,
+    and says so when it cut.
+
+    :param tool: The tool that ran, or None when the client named no known tool.
+    :param outcome: A :class:`fsmcp.ToolResult`, or the :class:`fsmcp.ToolError` it raised.
+    :param format: The configured format's name (``--format``).
+    :param settings: The server's settings.
+    :return: A ``mcp.types.CallToolResult``, or None when this is not the configured format.
+
+    Stops at the first non-None result.
+    """

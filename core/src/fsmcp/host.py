@@ -1,0 +1,155 @@
+"""The host: a typed facade over the plugin manager. Nothing else calls ``pm.hook``."""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import sys
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.to_thread
+from pydantic import ValidationError
+
+from .config import Settings
+from .context import ProgressSender, ToolContext
+from .errors import ErrorCode, ToolError
+from .fs import FileSystem, os_error
+from .plugins import PluginError, PluginInfo, collect_tools, load_plugins, offered
+from .results import ToolResult
+from .roots import Access, ResolvedPath, RootSet
+from .tools import Tool
+
+if TYPE_CHECKING:
+    import pluggy
+    from mcp import types
+
+log = logging.getLogger("fsmcp")
+
+
+class HostError(Exception):
+    """The server cannot start as configured; the message says what to change."""
+
+
+class Host:
+    """Plugins, settings, roots and tools, put together once at start-up."""
+
+    def __init__(self, settings: Settings, pm: pluggy.PluginManager, plugins: list[PluginInfo], roots: RootSet):
+        self.settings = settings
+        self.pm = pm
+        self.plugins = plugins
+        self.roots = roots
+        self.fs = FileSystem(self.resolve_path, roots, settings.max_file_bytes)
+        try:
+            self.registered = collect_tools(pm, plugins, settings)
+        except PluginError as exc:
+            raise HostError(str(exc)) from None
+        self.tools = offered(self.registered, settings)
+        self._probe()
+
+    @classmethod
+    def start(
+        cls,
+        settings: Settings,
+        *,
+        extra_plugins: Iterable[tuple[str, object]] = (),
+        entry_points: bool = True,
+    ) -> Host:
+        try:
+            roots, warnings = RootSet.from_specs(settings.roots, read_only=settings.read_only)
+        except ValueError as exc:
+            raise HostError(str(exc)) from None
+        for warning in warnings:
+            print(f"fsmcp: {warning}", file=sys.stderr)
+        pm, plugins = load_plugins(settings, extra=extra_plugins, entry_points=entry_points)
+        host = cls(settings, pm, plugins, roots)
+        host._warn_unknown_names()
+        return host
+
+    def _probe(self) -> None:
+        try:
+            self.resolve_path(".", Access.READ)
+        except ToolError:
+            pass  # the policy answered, if only to refuse
+        except HostError:
+            raise
+        if self.pm.hook.fsmcp_format_result(tool=None, outcome=ToolResult(), format=self.settings.format, settings=self.settings) is None:
+            raise HostError(f"no installed plugin provides the result format {self.settings.format!r}")
+
+    def _warn_unknown_names(self) -> None:
+        known = {p.name for p in self.plugins} | set(self.registered)
+        for name in [*self.settings.enable, *self.settings.disable]:
+            if name not in known:
+                print(f"fsmcp: --enable/--disable {name!r} names no installed plugin or tool", file=sys.stderr)
+
+    # -- path policy --------------------------------------------------------------------------
+
+    def resolve_path(self, raw: str, access: Access, follow_links: bool = True) -> ResolvedPath:
+        resolved = self.pm.hook.fsmcp_resolve_path(
+            raw=raw, access=access, follow_links=follow_links, policy=self.settings.policy, roots=self.roots, settings=self.settings
+        )
+        if resolved is None:
+            raise HostError(f"no installed plugin provides the path policy {self.settings.policy!r}")
+        for reason in self.pm.hook.fsmcp_check_path(path=resolved, access=access, settings=self.settings):
+            if reason:
+                raise ToolError(ErrorCode.ACCESS_DENIED, f"{raw!r} is refused: {reason}")
+        return resolved
+
+    # -- formatting ---------------------------------------------------------------------------
+
+    def format(self, tool: Tool | None, outcome: ToolResult | ToolError) -> types.CallToolResult:
+        return self.pm.hook.fsmcp_format_result(tool=tool, outcome=outcome, format=self.settings.format, settings=self.settings)
+
+    # -- calling ------------------------------------------------------------------------------
+
+    async def call(self, name: str, arguments: dict[str, Any] | None, *, send_progress: ProgressSender | None = None) -> types.CallToolResult:
+        """Run one tool call; every failure comes back as an ``isError`` result."""
+        tool = self.tools.get(name)
+        if tool is None:
+            offered_names = ", ".join(self.tools) or "(none)"
+            return self.format(None, ToolError(ErrorCode.INVALID_PARAMS, f"unknown tool {name!r}; this server offers: {offered_names}"))
+        return self.format(tool, await self.run(tool, arguments, send_progress=send_progress))
+
+    async def run(self, tool: Tool, arguments: dict[str, Any] | None, *, send_progress: ProgressSender | None = None) -> ToolResult | ToolError:
+        """Validate the arguments and run the tool; returns its result or the ToolError it met."""
+        try:
+            args = tool.input_model.model_validate(arguments if arguments is not None else {})
+        except ValidationError as exc:
+            return ToolError(ErrorCode.INVALID_PARAMS, describe_invalid(tool, exc))
+        ctx = ToolContext(fs=self.fs, settings=self.settings, tool=tool, send_progress=send_progress)
+        try:
+            if inspect.iscoroutinefunction(tool.function):
+                out = await tool.function(args, ctx)
+            else:
+                out = await anyio.to_thread.run_sync(tool.function, args, ctx, abandon_on_cancel=True)
+        except anyio.get_cancelled_exc_class():
+            ctx.cancel()  # the abandoned worker thread sees it at its next check
+            raise
+        except ToolError as exc:
+            return exc
+        except HostError as exc:
+            return ToolError(ErrorCode.INTERNAL_ERROR, str(exc))
+        except OSError as exc:
+            return os_error(exc)
+        except Exception as exc:
+            log.exception("tool %s (plugin %s) failed", tool.name, tool.plugin)
+            return ToolError(
+                ErrorCode.INTERNAL_ERROR,
+                f"{tool.name} failed unexpectedly ({type(exc).__name__}: {exc}); the server's log (stderr) has the details",
+            )
+        return ToolResult.text(out) if isinstance(out, str) else out
+
+
+def describe_invalid(tool: Tool, exc: ValidationError) -> str:
+    problems = []
+    for err in exc.errors(include_url=False):
+        where = ".".join(str(p) for p in err["loc"]) or "arguments"
+        if err["type"] == "extra_forbidden":
+            problems.append(f"{where}: unknown parameter")
+        elif err["type"] == "missing":
+            problems.append(f"{where}: required")
+        else:
+            problems.append(f"{where}: {err['msg']}")
+    params = ", ".join(tool.input_schema().get("properties", {})) or "none"
+    return f"invalid arguments for {tool.name}: {'; '.join(problems)}. Parameters: {params}"

@@ -1,0 +1,141 @@
+"""Plugin loading and the tool registry.
+
+Loading is a documented order: blocked names (``--disable`` of a plugin) → the host's
+defaults → entry points in group ``fsmcp`` → plugins passed explicitly (tests) → a check that
+every hook implementation matches a spec. A plugin that fails to import is reported on stderr
+and skipped; the server still starts.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import pluggy
+
+from . import hookspecs
+from .config import Settings
+from .defaults import roots_policy, text_format
+from .hooks import PROJECT
+from .tools import Tool
+
+DEFAULT_PLUGINS = (("fsmcp.roots", roots_policy), ("fsmcp.text", text_format))
+_TOOL_NAME = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
+
+
+class PluginError(Exception):
+    """The plugins cannot be put together (a duplicate tool name, a bad tool); fatal at start-up."""
+
+
+@dataclass
+class PluginInfo:
+    name: str
+    distribution: str | None = None
+    version: str | None = None
+    status: str = "enabled"
+    """``enabled``, ``disabled`` (blocked by the operator), ``failed`` (did not import) or ``default``."""
+    error: str | None = None
+    tools: list[str] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        dist = f"{self.distribution} {self.version}" if self.distribution else "built in"
+        return f"{self.name!r} ({dist})"
+
+
+def plugin_manager() -> pluggy.PluginManager:
+    pm = pluggy.PluginManager(PROJECT)
+    pm.add_hookspecs(hookspecs)
+    return pm
+
+
+def load_plugins(
+    settings: Settings,
+    *,
+    extra: Iterable[tuple[str, object]] = (),
+    entry_points: bool = True,
+) -> tuple[pluggy.PluginManager, list[PluginInfo]]:
+    pm = plugin_manager()
+    infos: list[PluginInfo] = []
+    for name in settings.disable:
+        pm.set_blocked(name)
+    for name, module in DEFAULT_PLUGINS:
+        pm.register(module, name=name)
+        infos.append(PluginInfo(name, status="default"))
+    if entry_points:
+        infos.extend(_load_entry_points(pm))
+    for name, plugin in extra:
+        if pm.is_blocked(name):
+            infos.append(PluginInfo(name, status="disabled"))
+            continue
+        pm.register(plugin, name=name)
+        infos.append(PluginInfo(name))
+    pm.check_pending()
+    return pm, infos
+
+
+def _load_entry_points(pm: pluggy.PluginManager) -> list[PluginInfo]:
+    from importlib_metadata import entry_points
+
+    infos = []
+    for ep in entry_points(group=PROJECT):
+        dist = ep.dist.name if ep.dist else None
+        version = ep.dist.version if ep.dist else None
+        info = PluginInfo(ep.name, dist, version)
+        infos.append(info)
+        if pm.is_blocked(ep.name):
+            info.status = "disabled"
+            continue
+        if pm.has_plugin(ep.name):
+            info.status, info.error = "failed", "another plugin already has this name"
+            print(f"fsmcp: plugin {info.label} skipped: {info.error}", file=sys.stderr)
+            continue
+        try:
+            plugin = ep.load()
+        except Exception as exc:  # a broken plugin must not take the server down
+            info.status, info.error = "failed", f"{type(exc).__name__}: {exc}"
+            print(f"fsmcp: plugin {info.label} failed to import and was skipped: {info.error}", file=sys.stderr)
+            continue
+        pm.register(plugin, name=ep.name)
+    return infos
+
+
+def collect_tools(pm: pluggy.PluginManager, infos: list[PluginInfo], settings: Settings) -> dict[str, Tool]:
+    """Every registered tool, stamped with its plugin; duplicates are a PluginError naming both."""
+    by_name = {info.name: info for info in infos}
+    tools: dict[str, Tool] = {}
+    # Called one implementation at a time so that each tool is stamped with the plugin that
+    # registered it; pluggy's own call would hide which plugin called `register`.
+    for impl in reversed(pm.hook.fsmcp_register_tools.get_hookimpls()):
+        plugin = impl.plugin_name
+        info = by_name.setdefault(plugin, PluginInfo(plugin))
+
+        def register(tool: Tool, _plugin: str = plugin, _info: PluginInfo = info) -> None:
+            if not isinstance(tool, Tool):
+                raise PluginError(f"plugin {_info.label} registered {tool!r}, which is not an fsmcp.Tool")
+            if not _TOOL_NAME.match(tool.name):
+                raise PluginError(f"plugin {_info.label} registered the tool name {tool.name!r}; names are 1-128 of A-Z a-z 0-9 . _ -")
+            if tool.name in tools:
+                other = by_name[tools[tool.name].plugin]
+                raise PluginError(f"tool {tool.name!r} is registered by both plugin {other.label} and plugin {_info.label}; disable one of them (--disable NAME)")
+            tool.plugin = _plugin
+            tools[tool.name] = tool
+            _info.tools.append(tool.name)
+
+        kwargs = {"register": register, "settings": settings}
+        impl.function(**{k: v for k, v in kwargs.items() if k in impl.argnames})
+    return tools
+
+
+def offered(tools: dict[str, Tool], settings: Settings) -> dict[str, Tool]:
+    """The tools the operator enabled: ``enable`` (if given) admits, ``disable`` removes."""
+    enable, disable = set(settings.enable), set(settings.disable)
+
+    def on(tool: Tool) -> bool:
+        if enable and tool.name not in enable and tool.plugin not in enable:
+            return False
+        return tool.name not in disable and tool.plugin not in disable
+
+    return {name: tool for name, tool in sorted(tools.items()) if on(tool)}

@@ -1,0 +1,52 @@
+"""Helpers for testing fsmcp plugins, ours and third parties' alike.
+
+``host_for`` builds a host with exactly the plugins you name (no entry points), and
+``connect`` drives it through the ``mcp`` SDK's own client in process; ``serve_stdio`` starts
+the real ``fsmcp serve`` as a subprocess and connects over stdio.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import AsyncIterator, Iterable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from mcp import Client, StdioServerParameters, types
+
+from .config import build_settings
+from .host import Host
+from .server import build_server
+
+
+def host_for(roots: Iterable[str | Path], plugins: Iterable[tuple[str, object]] = (), *, entry_points: bool = False, **settings: Any) -> Host:
+    """A host over ``roots`` with the given ``(name, module)`` plugins and settings."""
+    values = {"roots": [str(r) for r in roots], **settings}
+    return Host.start(build_settings({}, values), extra_plugins=plugins, entry_points=entry_points)
+
+
+@asynccontextmanager
+async def connect(host: Host, **client_options: Any) -> AsyncIterator[Client]:
+    """The SDK's ``Client`` connected to ``host`` in process (no subprocess, no port)."""
+    async with Client(build_server(host), **client_options) as client:
+        yield client
+
+
+@asynccontextmanager
+async def serve_stdio(*serve_args: str, cwd: str | Path | None = None, env: dict[str, str] | None = None, **client_options: Any) -> AsyncIterator[Client]:
+    """The real ``python -m fsmcp serve <serve_args>`` over stdio, with the SDK's client."""
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "fsmcp", "serve", *serve_args],
+        cwd=str(cwd) if cwd else None,
+        env={**os.environ, **(env or {})},
+    )
+    async with Client(params, **client_options) as client:
+        yield client
+
+
+def text_of(result: types.CallToolResult) -> str:
+    """All text content of a result, joined by newlines."""
+    return "\n".join(block.text for block in result.content if isinstance(block, types.TextContent))

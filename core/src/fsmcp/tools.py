@@ -1,0 +1,105 @@
+"""The definition a plugin registers for each tool, and the base model for tool arguments."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic.alias_generators import to_camel
+
+if TYPE_CHECKING:
+    from .context import ToolContext
+    from .results import ToolResult
+
+
+@dataclass(frozen=True)
+class Annotations:
+    """MCP tool annotations; ``openWorldHint`` is always false for a file tool."""
+
+    read_only: bool
+    destructive: bool
+    idempotent: bool
+    open_world: bool = False
+
+
+READ_ONLY = Annotations(read_only=True, destructive=False, idempotent=True)
+"""Reads and never changes anything."""
+CREATES = Annotations(read_only=False, destructive=False, idempotent=True)
+"""Adds without overwriting or removing (``create_directory``)."""
+OVERWRITES = Annotations(read_only=False, destructive=True, idempotent=True)
+"""Replaces content; calling it twice leaves the same state (``write_file``)."""
+DESTRUCTIVE = Annotations(read_only=False, destructive=True, idempotent=False)
+"""Changes or removes content; calling it twice differs from once (``delete_file``, ``append_file``)."""
+
+
+class ToolInput(BaseModel):
+    """Base of every tool's argument model.
+
+    Field names are snake_case in Python and camelCase on the wire. Unknown arguments are
+    refused, so a misspelt parameter is an ``INVALID_PARAMS`` error rather than silently ignored.
+    ``aliases`` maps names that other servers use for the same parameter to ours; they are
+    accepted silently and never advertised, and the canonical name wins when both are given.
+    """
+
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True
+    )
+    aliases: ClassVar[dict[str, str]] = {}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _accept_aliases(cls, data: Any) -> Any:
+        if not cls.aliases or not isinstance(data, dict):
+            return data
+        data = dict(data)
+        for alias, canonical in cls.aliases.items():
+            if alias in data:
+                value = data.pop(alias)
+                data.setdefault(canonical, value)
+        return data
+
+
+ToolFunction = Callable[[Any, "ToolContext"], "ToolResult | str | Awaitable[ToolResult | str]"]
+
+
+@dataclass
+class Tool:
+    """A tool as a plugin registers it.
+
+    ``function(args, ctx)`` receives the validated ``input_model`` instance and a
+    :class:`~fsmcp.context.ToolContext`; it returns a :class:`~fsmcp.results.ToolResult` or a
+    plain string, or raises :class:`~fsmcp.errors.ToolError`. A plain function runs in a worker
+    thread; an ``async def`` runs on the event loop. ``plugin`` is stamped by the host.
+    """
+
+    name: str
+    description: str
+    input_model: type[ToolInput]
+    function: ToolFunction
+    annotations: Annotations = READ_ONLY
+    title: str | None = None
+    output_model: type[BaseModel] | None = None
+    plugin: str = field(default="", compare=False)
+
+    def input_schema(self) -> dict[str, Any]:
+        schema = self.input_model.model_json_schema(by_alias=True)
+        _drop_titles(schema)
+        schema.setdefault("properties", {})
+        return schema
+
+
+def _drop_titles(schema: Any) -> None:
+    # pydantic titles every property with its own name: noise the model pays for in tokens.
+    if isinstance(schema, dict):
+        schema.pop("title", None)
+        for key, value in schema.items():
+            if key in ("properties", "$defs") and isinstance(value, dict):
+                for sub in value.values():
+                    _drop_titles(sub)
+            else:
+                _drop_titles(value)
+    elif isinstance(schema, list):
+        for value in schema:
+            _drop_titles(value)

@@ -1,0 +1,1 @@
+"""fsmcp-read: the read-only file tools."""

@@ -1,0 +1,1 @@
+"""fsmcp-write: the tools that create, change, move and delete files."""
