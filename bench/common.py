@@ -1,0 +1,84 @@
+"""What every benchmark shares: the two servers, started the same way, and honest statistics.
+
+Each benchmark drives both servers over stdio with the ``mcp`` SDK's own client, so the
+figures include the protocol, as a user's client sees them.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from mcp import Client, StdioServerParameters
+
+BENCH = Path(__file__).resolve().parent
+REFERENCE_DIR = BENCH / ".ref"
+REFERENCE_PACKAGE = "@modelcontextprotocol/server-filesystem"
+REFERENCE_ENTRY = REFERENCE_DIR / "node_modules" / REFERENCE_PACKAGE / "dist" / "index.js"
+
+
+def ensure_reference_server() -> Path:
+    """The reference server's entry script, installed from the npm registry when missing."""
+    if not REFERENCE_ENTRY.exists():
+        if shutil.which("npm") is None:
+            sys.exit("bench: npm is needed to install the reference server for comparison")
+        print(f"bench: installing {REFERENCE_PACKAGE} into {REFERENCE_DIR} ...", file=sys.stderr)
+        subprocess.run(["npm", "install", "--silent", "--prefix", str(REFERENCE_DIR), REFERENCE_PACKAGE], check=True)
+    return REFERENCE_ENTRY
+
+
+def reference_version() -> str:
+    import json
+
+    return json.loads((REFERENCE_ENTRY.parent.parent / "package.json").read_text())["version"]
+
+
+def fsmcp_params(*serve_args: str) -> StdioServerParameters:
+    return StdioServerParameters(command=sys.executable, args=["-m", "fsmcp", "serve", *serve_args], env=dict(os.environ))
+
+
+def reference_params(*roots: str) -> StdioServerParameters:
+    return StdioServerParameters(command="node", args=[str(ensure_reference_server()), *roots], env=dict(os.environ))
+
+
+@asynccontextmanager
+async def session(params: StdioServerParameters) -> AsyncIterator[Client]:
+    # Legacy mode: the reference server speaks the handshake era only; both are measured alike.
+    async with Client(params, mode="legacy") as client:
+        yield client
+
+
+async def timed(fn: Callable[[], Awaitable[object]], runs: int) -> list[float]:
+    """Wall-clock seconds of ``runs`` calls of ``fn``."""
+    out = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        await fn()
+        out.append(time.perf_counter() - start)
+    return out
+
+
+def median(samples: list[float]) -> float:
+    return statistics.median(samples)
+
+
+def ratio(ours: float, theirs: float) -> str:
+    if theirs == 0:
+        return "n/a"
+    return f"{ours / theirs:.2f}x"
+
+
+def print_table(title: str, rows: list[tuple[str, str, str, str]]) -> None:
+    """Rows of (what, fsmcp, baseline, fsmcp/baseline)."""
+    header = ("benchmark", "fsmcp", "baseline", "ratio")
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(4)]
+    print(f"\n{title}")
+    for row in [header, tuple("-" * w for w in widths), *rows]:
+        print("  ".join(cell.ljust(widths[i]) if i == 0 else cell.rjust(widths[i]) for i, cell in enumerate(row)))
