@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "plugins":
         offered_tools = set(host.tools)
-        for info in host.plugins:
+        for info in sorted(host.plugins, key=lambda i: (i.status == "default", i.name)):
             version = f"{info.distribution} {info.version}" if info.distribution else "built in"
             status = info.status if not info.error else f"{info.status}: {info.error}"
             shown = [t if t in offered_tools else f"{t} (disabled)" for t in info.tools]

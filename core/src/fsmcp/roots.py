@@ -103,6 +103,8 @@ class RootSet:
         if "\x00" in raw:
             raise ToolError(ErrorCode.ACCESS_DENIED, "the path contains a NUL byte, which no file name can hold")
         try:
+            # Strict UTF-8 refuses lone surrogates, which JSON can carry but no file name holds.
+            raw.encode("utf-8")
             os.fsencode(raw)
         except UnicodeEncodeError:
             raise ToolError(ErrorCode.ACCESS_DENIED, "the path holds characters this system cannot represent in a file name") from None

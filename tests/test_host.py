@@ -1,0 +1,226 @@
+"""The host's own behaviour, with small plugins defined here and the real in-process client."""
+
+import types as pytypes
+
+import pytest
+from mcp import types
+
+from fsmcp import Access, DESTRUCTIVE, ErrorCode, READ_ONLY, Tool, ToolError, ToolInput, ToolResult, hookimpl
+from fsmcp.config import ConfigError, build_settings, load_toml
+from fsmcp.host import HostError
+from fsmcp.testing import connect, host_for, text_of
+
+
+class PathInput(ToolInput):
+    path: str
+    head_lines: int | None = None
+
+
+def peek(args, ctx):
+    with ctx.fs.open_read(args.path) as fh:
+        return fh.read().decode()
+
+
+def touch(args, ctx):
+    ctx.fs.write_atomic(args.path, b"touched")
+    return f"wrote {ctx.fs.resolve(args.path, Access.WRITE)}"
+
+
+def crash(args, ctx):
+    raise RuntimeError("boom")
+
+
+def missing(args, ctx):
+    with ctx.fs.open_read(args.path):
+        pass
+
+
+async def async_echo(args, ctx):
+    await ctx.aprogress(1, 1, "done")
+    return ToolResult.text(f"async {args.path}")
+
+
+def plugin(*tools: Tool) -> object:
+    module = pytypes.SimpleNamespace()
+
+    @hookimpl
+    def fsmcp_register_tools(register):
+        for tool in tools:
+            register(tool)
+
+    module.fsmcp_register_tools = fsmcp_register_tools
+    return module
+
+
+SAMPLE = plugin(
+    Tool("peek", "Read a file.", PathInput, peek, READ_ONLY),
+    Tool("touch", "Write a file.", PathInput, touch, DESTRUCTIVE),
+    Tool("crash", "Always fails.", PathInput, crash, READ_ONLY),
+    Tool("missing", "Opens a path.", PathInput, missing, READ_ONLY),
+    Tool("async_echo", "An async tool.", PathInput, async_echo, READ_ONLY),
+)
+
+
+@pytest.fixture
+def root(tmp_path):
+    (tmp_path / "a.txt").write_text("hello")
+    return tmp_path
+
+
+@pytest.mark.anyio
+async def test_tools_list_carries_schemas_and_annotations(root):
+    async with connect(host_for([root], [("sample", SAMPLE)])) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+    assert set(tools) == {"peek", "touch", "crash", "missing", "async_echo"}
+    schema = tools["peek"].input_schema
+    assert schema["type"] == "object"
+    assert schema["required"] == ["path"]
+    assert set(schema["properties"]) == {"path", "headLines"}  # camelCase on the wire
+    assert schema["additionalProperties"] is False
+    assert "title" not in schema["properties"]["path"]
+    assert tools["peek"].annotations.read_only_hint is True
+    assert tools["peek"].annotations.open_world_hint is False
+    assert tools["touch"].annotations.read_only_hint is False
+    assert tools["touch"].annotations.destructive_hint is True
+
+
+@pytest.mark.anyio
+async def test_failures_are_error_results_and_the_server_keeps_serving(root):
+    async with connect(host_for([root], [("sample", SAMPLE)])) as client:
+        unknown = await client.call_tool("no_such_tool", {})
+        assert unknown.is_error and text_of(unknown).startswith("INVALID_PARAMS: unknown tool 'no_such_tool'")
+        assert "peek" in text_of(unknown)
+        wrong_type = await client.call_tool("peek", {"path": 5})
+        assert wrong_type.is_error and text_of(wrong_type).startswith("INVALID_PARAMS: invalid arguments for peek: path:")
+        no_field = await client.call_tool("peek", {})
+        assert no_field.is_error and "path: required" in text_of(no_field)
+        extra = await client.call_tool("peek", {"path": "a.txt", "bogus": 1})
+        assert extra.is_error and "bogus: unknown parameter" in text_of(extra)
+        boom = await client.call_tool("crash", {"path": "a.txt"})
+        assert boom.is_error and text_of(boom).startswith("INTERNAL_ERROR: crash failed unexpectedly (RuntimeError: boom)")
+        gone = await client.call_tool("missing", {"path": "nope.txt"})
+        assert gone.is_error and text_of(gone).startswith("NOT_FOUND: ")
+        ok = await client.call_tool("peek", {"path": "a.txt"})
+        assert not ok.is_error and text_of(ok) == "hello"
+
+
+@pytest.mark.anyio
+async def test_async_tools_and_progress(root):
+    seen = []
+
+    async def on_progress(progress, total, message):
+        seen.append((progress, total, message))
+
+    async with connect(host_for([root], [("sample", SAMPLE)]), mode="legacy") as client:
+        result = await client.call_tool("async_echo", {"path": "x"}, progress_callback=on_progress)
+    assert text_of(result) == "async x"
+    assert seen == [(1.0, 1.0, "done")]
+
+
+@pytest.mark.anyio
+async def test_read_only_setting_refuses_writes(root):
+    async with connect(host_for([root], [("sample", SAMPLE)], read_only=True)) as client:
+        result = await client.call_tool("touch", {"path": "a.txt"})
+    assert result.is_error and text_of(result).startswith("READ_ONLY: ")
+    assert (root / "a.txt").read_text() == "hello"
+
+
+def test_duplicate_tool_names_name_both_plugins(root):
+    twin = plugin(Tool("peek", "Another peek.", PathInput, peek, READ_ONLY))
+    with pytest.raises(HostError) as info:
+        host_for([root], [("sample", SAMPLE), ("twin", twin)])
+    assert "'peek'" in str(info.value) and "'sample'" in str(info.value) and "'twin'" in str(info.value)
+
+
+def test_bad_tool_names_are_refused(root):
+    with pytest.raises(HostError, match="tool name 'bad name'"):
+        host_for([root], [("bad", plugin(Tool("bad name", "x", PathInput, peek)))])
+
+
+def test_enable_and_disable_by_plugin_and_tool(root):
+    other = plugin(Tool("other_tool", "x", PathInput, peek))
+    plugins = [("sample", SAMPLE), ("other", other)]
+    assert set(host_for([root], plugins).tools) == {"peek", "touch", "crash", "missing", "async_echo", "other_tool"}
+    assert set(host_for([root], plugins, disable=["sample"]).tools) == {"other_tool"}
+    assert "touch" not in host_for([root], plugins, disable=["touch"]).tools
+    assert set(host_for([root], plugins, enable=["other"]).tools) == {"other_tool"}
+    assert set(host_for([root], plugins, enable=["peek", "other"]).tools) == {"peek", "other_tool"}
+    assert set(host_for([root], plugins, enable=["sample"], disable=["crash"]).tools) == {"peek", "touch", "missing", "async_echo"}
+
+
+def test_a_disabled_plugin_is_not_even_registered(root):
+    host = host_for([root], [("sample", SAMPLE)], disable=["sample"])
+    assert not host.pm.has_plugin("sample")
+    assert [p.status for p in host.plugins if p.name == "sample"] == ["disabled"]
+
+
+def test_unknown_policy_or_format_stops_start_up(root):
+    with pytest.raises(HostError, match="path policy 'nope'"):
+        host_for([root], [("sample", SAMPLE)], policy="nope")
+    with pytest.raises(HostError, match="result format 'nope'"):
+        host_for([root], [("sample", SAMPLE)], format="nope")
+
+
+@pytest.mark.anyio
+async def test_a_veto_plugin_refuses_paths(root):
+    (root / ".env").write_text("TOKEN=1")
+    veto = pytypes.SimpleNamespace()
+
+    @hookimpl
+    def fsmcp_check_path(path, access):
+        return "secrets files are off limits" if path.path.name == ".env" else None
+
+    veto.fsmcp_check_path = fsmcp_check_path
+    async with connect(host_for([root], [("sample", SAMPLE), ("veto", veto)])) as client:
+        refused = await client.call_tool("peek", {"path": ".env"})
+        allowed = await client.call_tool("peek", {"path": "a.txt"})
+    assert refused.is_error and text_of(refused) == "ACCESS_DENIED: '.env' is refused: secrets files are off limits"
+    assert "TOKEN" not in text_of(refused)
+    assert text_of(allowed) == "hello"
+
+
+@pytest.mark.anyio
+async def test_a_formatter_plugin_takes_over_when_chosen(root):
+    shouting = pytypes.SimpleNamespace()
+
+    @hookimpl
+    def fsmcp_format_result(outcome, format):
+        if format != "shout":
+            return None
+        if isinstance(outcome, ToolError):
+            return types.CallToolResult(content=[types.TextContent(text=outcome.code.value)], is_error=True)
+        return types.CallToolResult(content=[types.TextContent(text=p.text.upper()) for p in outcome.parts])
+
+    shouting.fsmcp_format_result = fsmcp_format_result
+    async with connect(host_for([root], [("sample", SAMPLE), ("shout", shouting)], format="shout")) as client:
+        assert text_of(await client.call_tool("peek", {"path": "a.txt"})) == "HELLO"
+        assert text_of(await client.call_tool("peek", {"path": "/etc/passwd"})) == "ACCESS_DENIED"
+
+
+@pytest.mark.anyio
+async def test_the_budget_backstop_cuts_runaway_text(root):
+    def flood(args, ctx):
+        return "line\n" * 10_000
+
+    async with connect(host_for([root], [("f", plugin(Tool("flood", "x", PathInput, flood)))], budget=2000)) as client:
+        text = text_of(await client.call_tool("flood", {"path": "."}))
+    assert len(text) <= 2000
+    assert "[truncated: showed" in text and "of 50,000 characters (output budget 2,000)" in text
+
+
+def test_config_file_and_command_line_merge(tmp_path):
+    cfg = tmp_path / "fsmcp.toml"
+    cfg.write_text('roots = ["data:ro"]\nread-only = true\ndisable = ["write", "shell"]\nbudget = 5000\n[plugins.shell]\nallow = ["ls"]\n')
+    values = load_toml(cfg)
+    assert values["roots"] == [str(tmp_path.resolve() / "data") + ":ro"]
+    settings = build_settings(values, {"enable": ["write"], "disable": ["delete_file"], "budget": None, "read_only": None})
+    assert settings.read_only is True
+    assert settings.disable == ["shell", "delete_file"]
+    assert settings.enable == ["write"]
+    assert settings.budget == 5000
+    assert settings.options("shell") == {"allow": ["ls"]}
+    cfg.write_text("colour = 'red'\n")
+    with pytest.raises(ConfigError, match="unknown setting"):
+        load_toml(cfg)
+    with pytest.raises(ConfigError, match="budget"):
+        build_settings({}, {"budget": 10})
