@@ -61,6 +61,7 @@ _ERRNO_CODES = {
     errno.ELOOP: (ErrorCode.ACCESS_DENIED, "is a symbolic link where none may be followed (or a link loop)"),
     errno.ENOSPC: (ErrorCode.INTERNAL_ERROR, "could not be written: no space left on the device; nothing was changed"),
     errno.EDQUOT: (ErrorCode.INTERNAL_ERROR, "could not be written: disk quota exceeded; nothing was changed"),
+    errno.ENXIO: (ErrorCode.NOT_FILE, "is a device or pipe, not a regular file"),
     errno.ENAMETOOLONG: (ErrorCode.INVALID_PARAMS, "has a name too long for the file system"),
 }
 
@@ -145,17 +146,8 @@ class FileSystem:
         p = self.resolve(path, Access.READ)
         with _mapped(p):
             # O_NOFOLLOW: a symlink swapped in after the check is refused, not followed.
-            fd = os.open(p.path, os.O_RDONLY | _NOFOLLOW | _CLOEXEC)
-            try:
-                st = os.fstat(fd)
-                if stat_mod.S_ISDIR(st.st_mode):
-                    raise ToolError(ErrorCode.NOT_FILE, f"{p} is a directory, not a file; use list_directory or directory_tree")
-                if not stat_mod.S_ISREG(st.st_mode):
-                    raise ToolError(ErrorCode.NOT_FILE, f"{p} is not a regular file (device, socket or pipe); it cannot be read")
-                return os.fdopen(fd, "rb")
-            except BaseException:
-                os.close(fd)
-                raise
+            fd = _open_regular(p, os.O_RDONLY)
+            return os.fdopen(fd, "rb")
 
     def read_bytes(self, path: PathArg, *, limit: int | None = None) -> bytes:
         """The whole file; FILE_TOO_LARGE past ``limit`` (default: the max_file_bytes setting)."""
@@ -267,13 +259,14 @@ class FileSystem:
             if old is not None:
                 if stat_mod.S_ISDIR(old.st_mode):
                     raise ToolError(ErrorCode.NOT_FILE, f"{p} is a directory; choose a file path")
+                if not stat_mod.S_ISREG(old.st_mode):
+                    raise ToolError(ErrorCode.NOT_FILE, f"{p} is a device, socket or pipe, not a regular file; it is not replaced")
                 if not overwrite:
                     raise ToolError(ErrorCode.ALREADY_EXISTS, f"{p} already exists; pass overwrite: true to replace it")
-            if make_parents:
-                self._make_parents(p)
             mode = stat_mod.S_IMODE(old.st_mode) if old else 0o666 & ~_UMASK
-            tmp = self._write_temp(target.parent, target.name, data, mode, old)
-            self._commit(tmp, target, overwrite)
+            with self._parents_undone_on_failure(p, make_parents):
+                tmp = self._write_temp(target.parent, target.name, data, mode, old)
+                self._commit(tmp, target, overwrite)
         return old is None
 
     def _write_temp(self, directory: Path, name: str, data: bytes, mode: int, old: os.stat_result | None) -> Path:
@@ -310,24 +303,35 @@ class FileSystem:
             raise
         _fsync_dir(target.parent)
 
-    def _make_parents(self, p: ResolvedPath) -> None:
+    def _make_parents(self, p: ResolvedPath) -> list[Path]:
         parent = p.path.parent
         if parent.is_dir():
-            return
-        self.mkdir(str(parent))
+            return []
+        return self._mkdirs(self.resolve(str(parent), Access.WRITE), parents=True)
+
+    @contextmanager
+    def _parents_undone_on_failure(self, p: ResolvedPath, make_parents: bool):
+        # A failed write must change nothing, not even leave the directories made for it.
+        created = self._make_parents(p) if make_parents else []
+        try:
+            yield
+        except BaseException:
+            for d in reversed(created):
+                try:
+                    os.rmdir(d)
+                except OSError:
+                    break
+            raise
 
     def append(self, path: PathArg, data: bytes, *, create: bool = False) -> int:
         """Append bytes; on failure the file is cut back to its old length. Returns the new size."""
         p = self.resolve(path, Access.WRITE)
-        flags = os.O_WRONLY | os.O_APPEND | _NOFOLLOW | _CLOEXEC | (os.O_CREAT if create else 0)
-        with _mapped(p):
-            if create:
-                self._make_parents(p)
-            fd = os.open(p.path, flags, 0o666)
+        flags = os.O_WRONLY | os.O_APPEND | (os.O_CREAT if create else 0)
+        with _mapped(p), self._parents_undone_on_failure(p, create):
+            existed = os.path.lexists(p.path)
+            fd = _open_regular(p, flags)
             try:
                 st = os.fstat(fd)
-                if not stat_mod.S_ISREG(st.st_mode):
-                    raise ToolError(ErrorCode.NOT_FILE, f"{p} is not a regular file")
                 if st.st_size + len(data) > self.max_file_bytes:
                     raise ToolError(ErrorCode.FILE_TOO_LARGE, f"appending would make {p} larger than the {self.max_file_bytes:,}-byte limit")
                 try:
@@ -337,6 +341,8 @@ class FileSystem:
                     os.fsync(fd)
                 except BaseException:
                     os.ftruncate(fd, st.st_size)
+                    if not existed:
+                        _unlink_quietly(p.path)
                     raise
                 return st.st_size + len(data)
             finally:
@@ -344,10 +350,12 @@ class FileSystem:
 
     def mkdir(self, path: PathArg, *, parents: bool = True) -> bool:
         """Create a directory (and its parents); True when it did not exist before."""
-        p = self.resolve(path, Access.WRITE)
+        return bool(self._mkdirs(self.resolve(path, Access.WRITE), parents=parents))
+
+    def _mkdirs(self, p: ResolvedPath, *, parents: bool) -> list[Path]:
         with _mapped(p):
             if p.path.is_dir():
-                return False
+                return []
             if p.path.exists() or p.path.is_symlink():
                 raise ToolError(ErrorCode.NOT_DIRECTORY, f"{p} exists and is not a directory")
             missing = []
@@ -357,15 +365,17 @@ class FileSystem:
                 d = d.parent
             if missing[1:] and not parents:
                 raise ToolError(ErrorCode.NOT_FOUND, f"the parent of {p} does not exist")
+            created = []
             for d in reversed(missing):
                 # Each level is re-checked: a link planted in a missing level must not lead out.
                 self.resolve(str(d), Access.WRITE)
                 try:
                     os.mkdir(d, 0o777)
+                    created.append(d)
                 except FileExistsError:
                     if not d.is_dir():
                         raise
-            return True
+            return created
 
     def remove(self, path: PathArg, *, recursive: bool = False) -> str:
         """Delete a file, link or directory (a link itself, never its target). Returns the kind."""
@@ -480,6 +490,22 @@ class FileSystem:
     def _refuse_into_itself(src: ResolvedPath, dst: ResolvedPath, verb: str) -> None:
         if dst.path != src.path and dst.path.is_relative_to(src.path):
             raise ToolError(ErrorCode.INVALID_PARAMS, f"cannot {verb} {src} into itself ({dst})")
+
+
+def _open_regular(p: ResolvedPath, flags: int) -> int:
+    """Open a regular file by its resolved path: never through a link, never blocking on a pipe."""
+    fd = os.open(p.path, flags | os.O_NONBLOCK | _NOFOLLOW | _CLOEXEC, 0o666)
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat_mod.S_ISDIR(mode):
+            raise ToolError(ErrorCode.NOT_FILE, f"{p} is a directory, not a file; use list_directory or directory_tree")
+        if not stat_mod.S_ISREG(mode):
+            raise ToolError(ErrorCode.NOT_FILE, f"{p} is a device, socket or pipe, not a regular file")
+        os.set_blocking(fd, True)
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def _unlink_quietly(path: Path) -> None:

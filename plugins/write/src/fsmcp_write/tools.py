@@ -1,1 +1,66 @@
-TOOLS = []
+"""The write family's tool definitions: names, descriptions, models, annotations."""
+
+from fsmcp import CREATES, DESTRUCTIVE, OVERWRITES, Tool
+
+from .content import append_file, write_file
+from .entries import copy_file, create_directory, delete_file, move_file
+from .models import AppendFileInput, CreateDirectoryInput, DeleteFileInput, TransferInput, WriteFileInput
+
+TOOLS = [
+    Tool(
+        "write_file",
+        "Create a file, or replace its whole content. Atomic: readers see the old file or the new, never a mix, "
+        "and a failure leaves the old file as it was. Missing parent directories are created; the mode of a "
+        "replaced file is kept. Use encoding: base64 for binary data. To change part of a file use edit_file; "
+        "to add at the end use append_file.",
+        WriteFileInput,
+        write_file,
+        OVERWRITES,
+        title="Write file",
+    ),
+    Tool(
+        "append_file",
+        "Add text at the end of an existing file. With ensureNewline (default true) the appended text ends with "
+        "a newline. A missing file is an error unless create: true.",
+        AppendFileInput,
+        append_file,
+        DESTRUCTIVE,
+        title="Append to file",
+    ),
+    Tool(
+        "create_directory",
+        "Create a directory and any missing parents (mkdir -p). Succeeds, changing nothing, when it already exists.",
+        CreateDirectoryInput,
+        create_directory,
+        CREATES,
+        title="Create directory",
+    ),
+    Tool(
+        "copy_file",
+        "Copy a file, a link (as a link) or a whole directory tree to a new path. The copy appears all at once "
+        "or not at all. An existing destination is an error unless overwrite: true.",
+        TransferInput,
+        copy_file,
+        OVERWRITES,
+        title="Copy file or directory",
+    ),
+    Tool(
+        "move_file",
+        "Move or rename a file, link (as a link, never its target) or directory, also between allowed "
+        "directories. An existing destination is an error unless overwrite: true; when the destination is "
+        "refused, the source stays where it was.",
+        TransferInput,
+        move_file,
+        DESTRUCTIVE,
+        title="Move or rename",
+    ),
+    Tool(
+        "delete_file",
+        "Delete a file, a link (never its target) or a directory. A directory that is not empty needs "
+        "recursive: true. An allowed directory itself is never deleted. This cannot be undone.",
+        DeleteFileInput,
+        delete_file,
+        DESTRUCTIVE,
+        title="Delete",
+    ),
+]

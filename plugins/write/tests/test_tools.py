@@ -1,0 +1,37 @@
+"""What tools/list advertises: names, camelCase parameters with defaults, annotations, no aliases."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.anyio
+
+EXPECTED = {
+    # name: (parameters with their defaults (None: required), readOnly, destructive, idempotent)
+    "write_file": ({"path": None, "content": None, "encoding": "utf-8"}, False, True, True),
+    "append_file": ({"path": None, "content": None, "ensureNewline": True, "create": False}, False, True, False),
+    "create_directory": ({"path": None}, False, False, True),
+    "copy_file": ({"source": None, "destination": None, "overwrite": False}, False, True, True),
+    "move_file": ({"source": None, "destination": None, "overwrite": False}, False, True, False),
+    "delete_file": ({"path": None, "recursive": False}, False, True, False),
+}
+
+
+async def test_tools_list_matches_the_reference(server):
+    async with server() as s:
+        listed = {t.name: t for t in (await s.client.list_tools()).tools}
+    assert set(listed) == set(EXPECTED)
+    for name, (params, read_only, destructive, idempotent) in EXPECTED.items():
+        tool = listed[name]
+        props = tool.input_schema["properties"]
+        assert {k: v.get("default") for k, v in props.items()} == params, name
+        assert sorted(tool.input_schema["required"]) == sorted(k for k, v in params.items() if v is None)
+        assert tool.input_schema["additionalProperties"] is False
+        assert all(p.get("description") for p in props.values()), name
+        a = tool.annotations
+        assert (a.read_only_hint, a.destructive_hint, a.idempotent_hint, a.open_world_hint) == (
+            read_only,
+            destructive,
+            idempotent,
+            False,
+        ), name
