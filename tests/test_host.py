@@ -224,3 +224,48 @@ def test_config_file_and_command_line_merge(tmp_path):
         load_toml(cfg)
     with pytest.raises(ConfigError, match="budget"):
         build_settings({}, {"budget": 10})
+
+
+def test_a_plugin_whose_hooks_do_not_match_is_skipped(root, capsys):
+    misspelt = pytypes.SimpleNamespace()
+
+    @hookimpl
+    def fsmcp_register_tool(register):  # the spec is fsmcp_register_tools
+        pass
+
+    misspelt.fsmcp_register_tool = fsmcp_register_tool
+    wrong_args = pytypes.SimpleNamespace()
+
+    @hookimpl
+    def fsmcp_register_tools(register, colour):
+        pass
+
+    wrong_args.fsmcp_register_tools = fsmcp_register_tools
+    host = host_for([root], [("sample", SAMPLE), ("misspelt", misspelt), ("wrong_args", wrong_args)])
+    status = {p.name: p.status for p in host.plugins}
+    assert status["misspelt"] == status["wrong_args"] == "failed"
+    assert "peek" in host.tools
+    err = capsys.readouterr().err
+    assert "plugin 'misspelt' (built in) was skipped: unknown hook 'fsmcp_register_tool'" in err
+    assert "plugin 'wrong_args' (built in) was skipped: a hook implementation does not match its spec" in err
+
+
+@pytest.mark.anyio
+async def test_a_tool_with_an_output_model_returns_structured_content(root):
+    from pydantic import BaseModel
+
+    class Size(BaseModel):
+        path: str
+        bytes: int
+
+    def size(args, ctx):
+        st = ctx.fs.stat(args.path)
+        return ToolResult.text(f"{st.st_size} bytes", {"path": args.path, "bytes": st.st_size})
+
+    sizer = plugin(Tool("size", "Size of a file.", PathInput, size, READ_ONLY, output_model=Size))
+    async with connect(host_for([root], [("sizer", sizer)])) as client:
+        listed = (await client.list_tools()).tools[0]
+        result = await client.call_tool("size", {"path": "a.txt"})
+    assert listed.output_schema["properties"]["bytes"]["type"] == "integer"
+    assert result.structured_content == {"path": "a.txt", "bytes": 5}
+    assert text_of(result) == "5 bytes"

@@ -67,13 +67,40 @@ def load_plugins(
     if entry_points:
         infos.extend(_load_entry_points(pm))
     for name, plugin in extra:
+        info = PluginInfo(name)
+        infos.append(info)
         if pm.is_blocked(name):
-            infos.append(PluginInfo(name, status="disabled"))
+            info.status = "disabled"
             continue
-        pm.register(plugin, name=name)
-        infos.append(PluginInfo(name))
-    pm.check_pending()
+        _register(pm, plugin, info)
+    _drop_unmatched_hooks(pm, infos)
     return pm, infos
+
+
+def _register(pm: pluggy.PluginManager, plugin: object, info: PluginInfo) -> None:
+    try:
+        pm.register(plugin, name=info.name)
+    except pluggy.PluginValidationError as exc:
+        _fail(info, f"a hook implementation does not match its spec: {exc}")
+
+
+def _drop_unmatched_hooks(pm: pluggy.PluginManager, infos: list[PluginInfo]) -> None:
+    # A misspelt hook name would otherwise fail only when pluggy checks pending hooks, taking
+    # the server down with it; a plugin with such a hook is dropped like one that fails to import.
+    by_name = {info.name: info for info in infos}
+    while True:
+        try:
+            pm.check_pending()
+            return
+        except pluggy.PluginValidationError as exc:
+            name = pm.get_name(exc.plugin) or repr(exc.plugin)
+            pm.unregister(exc.plugin)
+            _fail(by_name.setdefault(name, PluginInfo(name)), str(exc))
+
+
+def _fail(info: PluginInfo, error: str, headline: str = "was skipped") -> None:
+    info.status, info.error = "failed", error
+    print(f"fsmcp: plugin {info.label} {headline}: {error}", file=sys.stderr)
 
 
 def _load_entry_points(pm: pluggy.PluginManager) -> list[PluginInfo]:
@@ -89,16 +116,14 @@ def _load_entry_points(pm: pluggy.PluginManager) -> list[PluginInfo]:
             info.status = "disabled"
             continue
         if pm.has_plugin(ep.name):
-            info.status, info.error = "failed", "another plugin already has this name"
-            print(f"fsmcp: plugin {info.label} skipped: {info.error}", file=sys.stderr)
+            _fail(info, "another plugin already has this name")
             continue
         try:
             plugin = ep.load()
         except Exception as exc:  # a broken plugin must not take the server down
-            info.status, info.error = "failed", f"{type(exc).__name__}: {exc}"
-            print(f"fsmcp: plugin {info.label} failed to import and was skipped: {info.error}", file=sys.stderr)
+            _fail(info, f"{type(exc).__name__}: {exc}", "failed to import and was skipped")
             continue
-        pm.register(plugin, name=ep.name)
+        _register(pm, plugin, info)
     return infos
 
 

@@ -21,10 +21,14 @@ from .host import Host
 from .server import build_server
 
 
-def host_for(roots: Iterable[str | Path], plugins: Iterable[tuple[str, object]] = (), *, entry_points: bool = False, **settings: Any) -> Host:
-    """A host over ``roots`` with the given ``(name, module)`` plugins and settings."""
+def host_for(roots: Iterable[str | Path], load: Iterable[tuple[str, object]] = (), *, entry_points: bool = False, **settings: Any) -> Host:
+    """A host over ``roots`` loading the ``(name, module)`` plugins in ``load``, with settings.
+
+    Any setting may be given by keyword, plugin options too:
+    ``host_for([root], [("wordcount", hooks)], plugins={"wordcount": {"some_option": 1}})``.
+    """
     values = {"roots": [str(r) for r in roots], **settings}
-    return Host.start(build_settings({}, values), extra_plugins=plugins, entry_points=entry_points)
+    return Host.start(build_settings({}, values), extra_plugins=load, entry_points=entry_points)
 
 
 @asynccontextmanager

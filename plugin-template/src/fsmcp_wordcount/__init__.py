@@ -1,1 +1,1 @@
-"""fsmcp-wordcount."""
+"""fsmcp-wordcount: an example fsmcp plugin with one tool, word_count."""

@@ -1,3 +1,5 @@
+"""The plugin's hook implementations: only ``@hookimpl`` functions; the tools live in ``tools.py``."""
+
 from fsmcp import hookimpl
 
 from . import tools

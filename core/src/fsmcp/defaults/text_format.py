@@ -25,7 +25,14 @@ def fsmcp_format_result(tool: Tool | None, outcome: ToolResult | ToolError, form
         return None
     if isinstance(outcome, ToolError):
         return types.CallToolResult(content=[types.TextContent(text=f"{outcome.code.value}: {outcome.message}")], is_error=True)
-    return types.CallToolResult(content=content_blocks(outcome, settings.budget))
+    return types.CallToolResult(content=content_blocks(outcome, settings.budget), structured_content=structured(tool, outcome))
+
+
+def structured(tool: Tool | None, result: ToolResult) -> dict | None:
+    """``structuredContent`` for a tool that declares an output model: its data, checked."""
+    if tool is None or tool.output_model is None or result.data is None:
+        return None
+    return tool.output_model.model_validate(result.data).model_dump(mode="json", by_alias=True)
 
 
 def content_blocks(result: ToolResult, budget: int) -> list[types.ContentBlock]:
