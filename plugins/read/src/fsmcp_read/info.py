@@ -1,0 +1,56 @@
+"""get_file_info and list_allowed_directories: metadata, never content."""
+
+from __future__ import annotations
+
+import stat as stat_mod
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+from fsmcp import Access, ToolResult
+
+if TYPE_CHECKING:
+    from fsmcp import ToolContext
+
+    from .models import NoInput, PathInput
+
+
+def iso(timestamp: float) -> str:
+    moment = datetime.fromtimestamp(timestamp, tz=timezone.utc)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def _kind(mode: int) -> str:
+    if stat_mod.S_ISLNK(mode):
+        return "symlink"
+    if stat_mod.S_ISDIR(mode):
+        return "directory"
+    if stat_mod.S_ISREG(mode):
+        return "file"
+    return "other"
+
+
+def get_file_info(args: PathInput, ctx: ToolContext) -> ToolResult:
+    # lstat: a link is described as itself, so nothing about its target leaks out of the roots.
+    path = ctx.fs.resolve(args.path, Access.READ, follow_links=False)
+    st = ctx.fs.stat(path, follow_links=False)
+    birth = getattr(st, "st_birthtime", None)
+    facts: dict[str, Any] = {
+        "type": _kind(st.st_mode),
+        "size": st.st_size,
+        "created": iso(birth) if birth else "unknown",
+        "modified": iso(st.st_mtime),
+        "accessed": iso(st.st_atime),
+        "permissions": f"{stat_mod.S_IMODE(st.st_mode):03o}",
+    }
+    if facts["type"] == "symlink":
+        target = ctx.fs.readlink(path)
+        facts["target"] = target if target is not None else "(outside the allowed directories)"
+    text = "\n".join(f"{key}: {value}" for key, value in facts.items())
+    return ToolResult.text(text, {"path": str(path), **facts})
+
+
+def list_allowed_directories(args: NoInput, ctx: ToolContext) -> ToolResult:
+    roots = ctx.fs.roots
+    described = [(str(r.path), "read-write" if roots.writable(r) else "read-only") for r in roots.roots]
+    text = "\n".join(f"{path} ({mode})" for path, mode in described)
+    return ToolResult.text(text, {"directories": [{"path": p, "access": m} for p, m in described]})

@@ -1,0 +1,111 @@
+"""The read tools' arguments: the wire schema every client sees (camelCase names)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field, model_validator
+
+from fsmcp import ToolInput
+
+_LINE_RANGE = re.compile(r"^\s*(\d+)\s*(?:([-:])\s*(\d*)\s*)?$")
+
+
+def _line_range(value: Any) -> tuple[int, int | None]:
+    """``"10-20"`` → (10, 20); ``"10-"`` → (10, None), to the end; ``"10"`` → (10, 10)."""
+    match = _LINE_RANGE.match(value) if isinstance(value, str) else None
+    if match is None:
+        raise ValueError(f"lineRange must look like '10-20' (or '10-' to the end), not {value!r}; or use startLine and endLine")
+    first = int(match[1])
+    if match[2] is None:
+        return first, first
+    return first, int(match[3]) if match[3] else None
+
+
+class ReadFileInput(ToolInput):
+    aliases: ClassVar[dict[str, str]] = {"file": "path"}
+
+    path: str = Field(description="File to read: absolute, or relative to the workspace.")
+    encoding: Literal["auto", "utf-8", "base64", "hex"] = Field(
+        "auto",
+        description="auto: text for text files, image/binary content with a mimeType for binary ones. "
+        "utf-8: always text (invalid bytes become U+FFFD). base64 / hex: the exact bytes as text.",
+    )
+    start_line: int | None = Field(None, ge=1, description="First line to return (1-based).")
+    end_line: int | None = Field(None, ge=1, description="Last line to return (1-based, inclusive).")
+    head: int | None = Field(None, ge=1, description="Return only the first N lines.")
+    tail: int | None = Field(None, ge=1, description="Return only the last N lines.")
+    offset: int | None = Field(None, ge=0, description="Byte offset to start at (not combinable with line options).")
+    length: int | None = Field(None, ge=1, description="Number of bytes to return from offset.")
+    line_numbers: bool = Field(False, description="Prefix each line with its line number: 'N | text'.")
+    max_bytes: int | None = Field(
+        None, ge=1, description="Refuse (FILE_TOO_LARGE) to read a whole file larger than this; ranges are not limited by it."
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _ranges_from_other_servers(cls, data: Any) -> Any:
+        """``lineRange: "a-b"`` / ``line_range`` (FileEditor) and ``range: {start, end, lines}``."""
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        for key in ("lineRange", "line_range"):
+            if key in data:
+                first, last = _line_range(data.pop(key))
+                data.setdefault("startLine", first)
+                if last is not None:
+                    data.setdefault("endLine", last)
+        span = data.pop("range", None)
+        if isinstance(span, dict):
+            lines = span.get("lines")
+            if isinstance(lines, dict):
+                data.setdefault("startLine", lines.get("from"))
+                data.setdefault("endLine", lines.get("to"))
+            if "start" in span or "end" in span:
+                start = span.get("start") or 0
+                data.setdefault("offset", start)
+                if isinstance(span.get("end"), int) and isinstance(start, int):
+                    data.setdefault("length", span["end"] - start)
+        elif span is not None:
+            raise ValueError("range must be an object like {\"start\": 0, \"end\": 100}; or use offset and length")
+        return data
+
+
+class ReadMultipleInput(ToolInput):
+    paths: list[str] = Field(min_length=1, max_length=50, description="Files to read (1 to 50); each is read like read_file with defaults.")
+
+
+class ListDirectoryInput(ToolInput):
+    aliases: ClassVar[dict[str, str]] = {"dir": "path", "excludePatterns": "excludeGlobs"}
+
+    path: str = Field(".", description="Directory to list: absolute, or relative to the workspace.")
+    recursive: bool = Field(False, description="List everything below, as paths relative to the directory.")
+    max_entries: int = Field(1000, ge=1, description="Most entries to show; a notice says how many more there are.")
+    sizes: bool = Field(False, description="Show each file's size in bytes.")
+    exclude_globs: list[str] = Field(
+        default_factory=list,
+        description="Globs to leave out: without '/' they match a name at any depth ('node_modules', '*.log'), "
+        "with '/' the relative path ('build/**'). An excluded directory is not entered.",
+    )
+
+
+class DirectoryTreeInput(ToolInput):
+    aliases: ClassVar[dict[str, str]] = {"excludePatterns": "excludeGlobs"}
+
+    path: str = Field(".", description="Directory at the root of the tree.")
+    depth: int | None = Field(
+        None, ge=0, description="How deep to go, like find -maxdepth: omitted = unlimited, 0 = the root only, 1 = its children."
+    )
+    exclude_globs: list[str] = Field(
+        default_factory=list,
+        description="Globs to leave out: without '/' they match a name at any depth, with '/' the relative path.",
+    )
+
+
+class PathInput(ToolInput):
+    path: str = Field(description="File, directory or link: absolute, or relative to the workspace.")
+
+
+class NoInput(ToolInput):
+    pass

@@ -1,0 +1,97 @@
+"""read_multiple_files: several files in one call, each in its own part, failures inline.
+
+The budget is shared fairly: small files get all they need and the rest is split evenly
+among the large ones, each of which says where to continue with read_file.
+"""
+
+from __future__ import annotations
+
+import stat as stat_mod
+from typing import TYPE_CHECKING, Any
+
+from fsmcp import Access, ErrorCode, Text, ToolError, ToolResult
+
+from .content import binary_type, sample
+from .reader import take_text
+
+if TYPE_CHECKING:
+    from fsmcp import ToolContext
+
+    from .models import ReadMultipleInput
+
+NOTICE_ROOM = 400
+"""Characters a file's truncation or U+FFFD notice may take."""
+
+
+def fair_shares(needs: list[int], total: int) -> list[int]:
+    """Max-min fair split of ``total``: nobody gets more than it needs, the rest share evenly."""
+    shares = [0] * len(needs)
+    left, count = max(total, 0), len(needs)
+    for i in sorted(range(len(needs)), key=needs.__getitem__):
+        shares[i] = min(needs[i], left // count)
+        left -= shares[i]
+        count -= 1
+    return shares
+
+
+def read_multiple_files(args: ReadMultipleInput, ctx: ToolContext) -> ToolResult:
+    sized = [_size(ctx, raw) for raw in args.paths]
+    needs = [len(raw) + 2 + (len(_error(size)[0]) if isinstance(size, ToolError) else size + NOTICE_ROOM) for raw, size in zip(args.paths, sized)]
+    shares = fair_shares(needs, ctx.budget)
+    parts: list[Text] = []
+    data: list[dict[str, Any]] = []
+    for raw, size, need, share in zip(args.paths, sized, needs, shares):
+        ctx.check_cancelled()
+        try:
+            if isinstance(size, ToolError):
+                raise size
+            body, facts = _read_one(ctx, raw, share - len(raw) - 2, truncated=share < need)
+        except ToolError as exc:
+            body, facts = _error(exc)
+        except OSError as exc:
+            body, facts = _error(ToolError(ErrorCode.INTERNAL_ERROR, f"reading failed: {exc.strerror or exc}"))
+        parts.append(Text(f"{raw}:\n{body}"))
+        data.append({"path": raw, **facts})
+    return ToolResult(parts, {"files": data})
+
+
+def _size(ctx: ToolContext, raw: str) -> int | ToolError:
+    """The file's size in bytes (which bounds its characters), or why it cannot be read."""
+    try:
+        st = ctx.fs.stat(raw)
+    except ToolError as exc:
+        return exc
+    return st.st_size if stat_mod.S_ISREG(st.st_mode) else 0
+
+
+def _error(exc: ToolError) -> tuple[str, dict[str, Any]]:
+    return f"[error: {exc.code.value} {exc.message}]", {"error": {"code": exc.code.value, "message": exc.message}}
+
+
+def _read_one(ctx: ToolContext, raw: str, room: int, *, truncated: bool) -> tuple[str, dict[str, Any]]:
+    path = ctx.fs.resolve(raw, Access.READ)
+    with ctx.fs.open_read(path) as fh:
+        mime = binary_type(sample(fh), path.path.name)
+        if mime is not None:
+            size = fh.seek(0, 2)
+            line = f"[binary file: {mime}, {size:,} bytes; read it with read_file, which returns it as an image or blob (or as text with encoding base64)]"
+            return line, {"binary": True, "mimeType": mime, "size": size}
+        budget = max(room - NOTICE_ROOM, 0) if truncated else room
+        taken = take_text(fh, start=0, budget=budget, first_line=1)
+    notices = []
+    if taken.cut and taken.next_line is not None:
+        notices.append(
+            f"[truncated: showed lines 1-{taken.next_line - 1} ({len(taken.text):,} characters, this file's share of the "
+            f"output budget); read the rest with read_file startLine={taken.next_line} (or offset={taken.end})]"
+        )
+    elif taken.cut:
+        notices.append(
+            f"[truncated: line {taken.last_line} is longer than this file's share of the output budget; "
+            f"read the rest with read_file offset={taken.end}]"
+        )
+    if taken.invalid:
+        notices.append(f"[note: {taken.invalid:,} byte(s) are not valid UTF-8 and are shown as U+FFFD; read_file with encoding base64 gives the exact bytes]")
+    body = taken.text
+    if notices:
+        body += ("" if not body or body.endswith("\n") else "\n") + "\n".join(notices)
+    return body, {"content": taken.text, "truncated": taken.cut}
