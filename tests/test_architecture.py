@@ -20,7 +20,7 @@ OS_CALLS = {"open", "stat", "lstat", "listdir", "scandir", "walk", "remove", "un
             "truncate", "utime", "access"}
 SHUTIL_CALLS = {"copy", "copy2", "copyfile", "copytree", "move", "rmtree", "copymode", "copystat"}
 PATH_METHODS = {"read_text", "read_bytes", "write_text", "write_bytes", "iterdir", "glob", "rglob", "exists",
-                "is_file", "is_dir", "is_symlink", "unlink", "touch", "mkdir", "rmdir", "rename", "replace",
+                "is_file", "is_dir", "is_symlink", "unlink", "touch", "mkdir", "rmdir", "rename",
                 "symlink_to", "hardlink_to", "chmod", "lstat", "owner", "readlink", "samefile"}
 
 

@@ -1,0 +1,93 @@
+"""What a hunk that does not match expected, against the closest lines the file has.
+
+The commonest patch failure is context a model misremembers, so the report puts the hunk's
+lines beside the file's at the best candidate position and marks the lines that differ.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .search import closest, locate
+
+if TYPE_CHECKING:
+    from .parse import Hunk
+
+_SHOWN = 16
+"""Lines of each side shown around the first difference."""
+_WIDTH = 300
+"""Characters of one line shown; a longer line is cut around where the two sides part."""
+
+
+def describe(keys: list[str], hunk: Hunk, number: int, total: int, expected: int, lo: int) -> str:
+    """One hunk's failure: the expected lines, the closest found lines, and what differs."""
+    old = [line.key for line in hunk.old]
+    n = len(old)
+    head = f"hunk {number} of {total} ({hunk.header})"
+    if lo >= len(keys):
+        where = "the file is empty" if not keys else f"the file ends at line {len(keys)}, where the previous hunk ends"
+        return f"{head}: its {_lines(n)} are not in the file: {where}."
+    pos, agree = closest(keys, old, expected, lo)
+    found = keys[pos:pos + n]
+    differs = [i for i in range(n) if i >= len(found) or found[i] != old[i]]
+    first = differs[0] if differs else 0
+    lines = [
+        f"{head}: its {_lines(n)} are not in the file"
+        + (f" at or after line {lo + 1} (where the previous hunk ends)." if lo else "."),
+        f"closest: line {pos + 1}, where {agree} of {n} agree; the first difference is at line {pos + first + 1}.",
+        "expected (the hunk's ' ' and '-' lines, numbered as its header says):",
+    ]
+    start = max(0, first - 3)
+    stop = min(n, start + _SHOWN)
+    lines += _side(old, found, start, stop, hunk.old_start, n)
+    lines.append("found:")
+    lines += _side(found, old, start, min(stop, len(found)), pos + 1, len(found))
+    if len(found) < n:
+        lines.append("    (end of file)")
+    new = [line.key for line in hunk.new]
+    if new != old and new:
+        done = locate(keys, new, expected, 0)
+        if done is not None:
+            lines.append(
+                f"note: the hunk's result (its ' ' and '+' lines) is already in the file at line {done + 1}; "
+                "this change may have been applied before."
+            )
+    return "\n".join(lines)
+
+
+def _side(lines: list[str], other: list[str], start: int, stop: int, first_number: int, total: int) -> list[str]:
+    width = len(str(first_number + total))
+    out = ["    …"] if start else []
+    for i in range(start, stop):
+        mark = " " if i < len(other) and other[i] == lines[i] else "!"
+        note = ""
+        if mark == "!" and i < len(other) and "".join(lines[i].split()) == "".join(other[i].split()):
+            note = "   [differs only in whitespace]"
+        counterpart = other[i] if i < len(other) else ""
+        out.append(f"  {mark} {first_number + i:>{width}} | {_clip(lines[i], counterpart)}{note}")
+    if stop < total:
+        out.append("    …")
+    return out
+
+
+def _lines(n: int) -> str:
+    return "1 context or removed line" if n == 1 else f"{n} context and removed lines"
+
+
+def _clip(text: str, other: str) -> str:
+    if len(text) <= _WIDTH:
+        return shown(text)
+    parts = next((i for i, (a, b) in enumerate(zip(text, other)) if a != b), min(len(text), len(other)))
+    start = max(0, parts - _WIDTH // 3)
+    stop = start + _WIDTH
+    before = f"[…{start} characters] " if start else ""
+    after = f" [{len(text) - stop} characters…]" if stop < len(text) else ""
+    return before + shown(text[start:stop]) + after
+
+
+def shown(text: str) -> str:
+    """Text safe to send: bytes that were not UTF-8 appear as ``\\xNN``."""
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")

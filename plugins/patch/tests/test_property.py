@@ -1,0 +1,95 @@
+"""The parser and applier directly: difflib's diff of old → new, applied to old, gives new byte for byte."""
+
+from __future__ import annotations
+
+import difflib
+
+import pytest
+from fsmcp import ErrorCode, ToolError
+from fsmcp_patch.apply import Mismatch, apply
+from fsmcp_patch.fence import unfence
+from fsmcp_patch.parse import parse
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+# A small alphabet makes repeated lines, so a hunk's context often occurs more than once.
+line_text = st.sampled_from(["", "x", "y", "{", "}", "    return x", "é", "naïve ✓", "\t tab", "-- dashes", "+ plus", "@@"])
+
+
+@st.composite
+def files(draw):
+    eol = draw(st.sampled_from(["\n", "\r\n"]))
+    lines = draw(st.lists(line_text, max_size=30))
+    final = draw(st.booleans()) or not lines
+    return "".join(t + eol for t in lines[:-1]) + (lines[-1] + (eol if final else "") if lines else ""), eol
+
+
+@st.composite
+def edits(draw, text: str, eol: str):
+    lines = text.splitlines(keepends=True)
+    for _ in range(draw(st.integers(0, 5))):
+        at = draw(st.integers(0, len(lines)))
+        action = draw(st.sampled_from(["insert", "delete", "replace"]))
+        new = [t + eol for t in draw(st.lists(line_text, min_size=1, max_size=3))]
+        if action == "insert" or at == len(lines):
+            lines[at:at] = new
+        elif action == "delete":
+            del lines[at : at + draw(st.integers(1, 3))]
+        else:
+            lines[at : at + 1] = new
+    if lines and draw(st.booleans()):
+        lines[-1] = lines[-1].rstrip("\r\n")
+    return "".join(lines)
+
+
+def unified(old: str, new: str, context: int) -> str:
+    out = []
+    for line in difflib.unified_diff(old.splitlines(True), new.splitlines(True), "a/f", "b/f", n=context):
+        out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    return "".join(out)
+
+
+def patched(old: str, diff: str) -> bytes:
+    (section,) = parse(unfence(diff))
+    return apply(old.encode(), section.hunks, section.literal_eol).data
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_a_diff_applied_to_old_gives_new_and_its_inverse_gives_old(data):
+    old, eol = data.draw(files())
+    new = data.draw(edits(old, eol))
+    context = data.draw(st.integers(0, 3))
+    forward, backward = unified(old, new, context), unified(new, old, context)
+    if not forward:
+        return
+    fenced = data.draw(st.booleans())
+
+    assert patched(old, f"```diff\n{forward}```\n" if fenced else forward) == new.encode()
+    assert patched(new, backward) == old.encode()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_a_diff_whose_context_is_changed_never_applies_wrongly(data):
+    old, eol = data.draw(files())
+    new = data.draw(edits(old, eol))
+    diff = unified(old, new, 2)
+    lines = diff.splitlines(keepends=True)
+    body = [i for i, line in enumerate(lines) if line[:1] in " -" and not line.startswith("--- ")]
+    if not body:
+        return
+    i = data.draw(st.sampled_from(body))
+    lines[i] = lines[i][0] + "corrupted " + lines[i][1:]
+    try:
+        result = patched(old, "".join(lines))
+    except Mismatch:
+        return
+    # A corrupted line can only apply where the file really holds it, which it never does.
+    raise AssertionError(f"applied a hunk whose line {lines[i]!r} is in no file: {result!r}")
+
+
+def test_a_lone_surrogate_in_an_added_line_is_invalid_params():
+    with pytest.raises(ToolError) as caught:
+        patched("a\n", "--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+\ud800\n")
+    assert caught.value.code is ErrorCode.INVALID_PARAMS
