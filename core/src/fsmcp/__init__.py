@@ -10,7 +10,7 @@ from importlib.metadata import PackageNotFoundError, version
 from .budget import truncate
 from .context import ToolContext
 from .errors import ErrorCode, ToolError
-from .fs import Entry, FileSystem
+from .fs import Entry, FileSystem, kind_of
 from .globs import GlobFilter
 from .hooks import hookimpl, hookspec
 from .results import Blob, Text, ToolResult
@@ -44,6 +44,7 @@ __all__ = [
     "ToolInput",
     "ToolResult",
     "hookimpl",
+    "kind_of",
     "hookspec",
     "truncate",
     "__version__",

@@ -83,7 +83,8 @@ def _mapped(path: object):
         raise os_error(exc, path) from None
 
 
-def _kind(mode: int) -> str:
+def kind_of(mode: int) -> str:
+    """``file``, ``directory``, ``symlink`` or ``other``, for an ``st_mode``."""
     if stat_mod.S_ISLNK(mode):
         return "symlink"
     if stat_mod.S_ISDIR(mode):
@@ -125,7 +126,7 @@ class FileSystem:
         """``file``, ``directory``, ``symlink``, ``other``, or None when nothing is there."""
         p = self.resolve(path, Access.READ, follow_links=follow_links)
         try:
-            return _kind(os.stat(p.path, follow_symlinks=follow_links).st_mode)
+            return kind_of(os.stat(p.path, follow_symlinks=follow_links).st_mode)
         except FileNotFoundError:
             return None
         except OSError as exc:
@@ -182,7 +183,7 @@ class FileSystem:
             st = d.stat(follow_symlinks=False)
         except OSError:
             return Entry(d.name, "other", None, path)
-        kind = _kind(st.st_mode)
+        kind = kind_of(st.st_mode)
         if kind == "file":
             return Entry(d.name, kind, st.st_size, path)
         if kind != "symlink":
@@ -193,7 +194,7 @@ class FileSystem:
             return Entry(d.name, kind, None, path)
         try:
             target = os.readlink(path)
-            target_kind = _kind(os.stat(real).st_mode)
+            target_kind = kind_of(os.stat(real).st_mode)
         except OSError:
             return Entry(d.name, kind, None, path, None, None)
         return Entry(d.name, kind, None, path, target_kind, target)
@@ -382,7 +383,7 @@ class FileSystem:
         p = self.resolve(path, Access.WRITE, follow_links=False)
         self._refuse_roots(p, "deleted")
         with _mapped(p):
-            kind = _kind(os.lstat(p.path).st_mode)
+            kind = kind_of(os.lstat(p.path).st_mode)
             if kind != "directory":
                 os.unlink(p.path)
             elif recursive:
@@ -421,7 +422,7 @@ class FileSystem:
         dst = self.resolve(destination, Access.WRITE, follow_links=False)
         self._refuse_into_itself(src, dst, "copy")
         with _mapped(src):
-            kind = _kind(os.lstat(src.path).st_mode)
+            kind = kind_of(os.lstat(src.path).st_mode)
         if kind == "file" and os.lstat(src.path).st_size > self.max_file_bytes:
             raise ToolError(ErrorCode.FILE_TOO_LARGE, f"{src} is larger than the {self.max_file_bytes:,}-byte limit")
         if src.path == dst.path:

@@ -6,7 +6,7 @@ import stat as stat_mod
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from fsmcp import Access, ToolResult
+from fsmcp import Access, ToolResult, kind_of
 
 if TYPE_CHECKING:
     from fsmcp import ToolContext
@@ -19,23 +19,13 @@ def iso(timestamp: float) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
-def _kind(mode: int) -> str:
-    if stat_mod.S_ISLNK(mode):
-        return "symlink"
-    if stat_mod.S_ISDIR(mode):
-        return "directory"
-    if stat_mod.S_ISREG(mode):
-        return "file"
-    return "other"
-
-
 def get_file_info(args: PathInput, ctx: ToolContext) -> ToolResult:
     # lstat: a link is described as itself, so nothing about its target leaks out of the roots.
     path = ctx.fs.resolve(args.path, Access.READ, follow_links=False)
     st = ctx.fs.stat(path, follow_links=False)
     birth = getattr(st, "st_birthtime", None)
     facts: dict[str, Any] = {
-        "type": _kind(st.st_mode),
+        "type": kind_of(st.st_mode),
         "size": st.st_size,
         "created": iso(birth) if birth else "unknown",
         "modified": iso(st.st_mtime),
