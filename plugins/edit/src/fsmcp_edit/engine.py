@@ -1,0 +1,45 @@
+"""A list of edits applied in order to text in memory; the first failure stops everything."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from fsmcp import ToolError
+
+from .changes import Change, track
+from .lines import line_edit
+from .models import EditItem
+from .replace import replace_edit
+from .view import View
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The edited text, how many replacements were made, and the regions that changed."""
+
+    text: str
+    replacements: int
+    changes: list[Change]
+
+
+def apply_edits(text: str, edits: Sequence[EditItem]) -> Outcome:
+    changes: list[Change] = []
+    replacements = 0
+    for number, item in enumerate(edits, 1):
+        view = View(text)
+        try:
+            spans = [line_edit(view, item)] if item.type == "line" else replace_edit(view, item)
+        except ToolError as exc:
+            if len(edits) == 1:
+                raise
+            raise ToolError(exc.code, f"edit {number} of {len(edits)}: {exc.message}", exc.details) from None
+        pieces, at = [], 0
+        for begin, end, new in spans:
+            pieces += [text[at:begin], new]
+            at = end
+        pieces.append(text[at:])
+        text = "".join(pieces)
+        changes = track(changes, spans)
+        replacements += len(spans)
+    return Outcome(text, replacements, changes)

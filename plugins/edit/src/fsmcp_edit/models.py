@@ -1,0 +1,228 @@
+"""The arguments of edit_file and edit_files.
+
+An edit is one flat object, not a union of shapes: every client's schema handling copes with
+it (some reject ``oneOf``), each field is described once, and a mixed-up edit gets a message
+naming the fields that do not belong rather than a union's "matches none of" error.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import Field, model_validator
+from pydantic.json_schema import SkipJsonSchema
+
+from fsmcp import ToolInput
+
+_TEXT_FIELDS = ("old_text", "new_text", "is_regex", "case_insensitive", "limit", "expected_occurrences", "near_line")
+_LINE_FIELDS = ("line_number", "action", "content")
+_JS_FLAGS = set("gimsud")
+# Names other servers give the fields of one edit: seed 004 (type "regex"), 002, 003.
+_EDIT_ALIASES = {
+    "pattern": "oldText",
+    "replacement": "newText",
+    "find": "oldText",
+    "replace": "newText",
+    "search": "oldText",
+    "search_content": "oldText",
+    "replace_content": "newText",
+    "use_regex": "isRegex",
+    "ignore_case": "caseInsensitive",
+    "line": "lineNumber",
+}
+_OLD_TEXT_KEYS = ("oldText", "old_text", *(k for k, v in _EDIT_ALIASES.items() if v == "oldText"))
+# Top-level names that mean "this call is one edit" (seed 003's edit_file {file, find, replace}).
+_SINGLE_EDIT_KEYS = ("oldText", "newText", "find", "replace", "replaceAll", "expectedOccurrences", "isRegex", "caseInsensitive", "limit")
+
+
+def _drop_default(schema: dict[str, Any]) -> None:
+    schema.pop("default", None)
+
+
+def _optional(description: str) -> Any:
+    """An optional field whose schema is just its type: no ``null``, no ``default: null``."""
+    return Field(None, description=description, json_schema_extra=_drop_default)
+
+
+def _wire(field: str) -> str:
+    head, *rest = field.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+class EditItem(ToolInput):
+    aliases: ClassVar[dict[str, str]] = _EDIT_ALIASES
+
+    type: Literal["replace", "line"] = Field(
+        "replace",
+        description='"replace" (default): find oldText and put newText in its place. "line": act on whole lines by number (lineNumber, action, content).',
+    )
+    old_text: str | SkipJsonSchema[None] = _optional(
+        "Text to find: matched exactly (line endings aside); if not found, matched line by line ignoring each line's leading/trailing whitespace. With isRegex, an ECMAScript regex."
+    )
+    new_text: str = Field(
+        "",
+        description="Replacement text; inserted as written (lines take the replaced region's line ending). With isRegex: $1-$99 and \\1-\\9 insert groups, $& $0 \\0 the whole match, $<name> a named group, $$ a literal $.",
+    )
+    is_regex: bool = Field(
+        False,
+        description="Treat oldText as an ECMAScript regex: ^ and $ match at each line, . does not cross a line break, \\d \\w \\b are ASCII as in JavaScript. Exempt from the uniqueness rule. Preview with dryRun first.",
+    )
+    case_insensitive: bool = Field(False, description="Match ignoring case (literal or regex). No whitespace-tolerant fallback.")
+    limit: int = Field(
+        1,
+        ge=0,
+        description="How many occurrences to replace, first to last: 1 (default) requires oldText to be unique (else NOT_UNIQUE); 0 replaces all; N > 1 the first N.",
+    )
+    expected_occurrences: Annotated[int, Field(ge=1)] | SkipJsonSchema[None] = _optional(
+        "The number of occurrences oldText must have (in scope); otherwise EDIT_CONFLICT and nothing is written. When it holds, all of them are replaced unless limit says otherwise.",
+    )
+    start_line: int | SkipJsonSchema[None] = _optional(
+        "Only match inside lines startLine..endLine (1-based, inclusive; negative counts from the end). For a line edit, see endLine."
+    )
+    end_line: int | SkipJsonSchema[None] = _optional(
+        "Last line of the scope (replace edits), or of the range a line edit replaces or deletes (default: lineNumber)."
+    )
+    near_line: int | SkipJsonSchema[None] = _optional(
+        "When oldText occurs more than once, edit the occurrence nearest this line (1-based) instead of failing NOT_UNIQUE."
+    )
+    line_number: int | SkipJsonSchema[None] = _optional(
+        "Line edits: the line to act on (1-based; negative counts from the end, -1 = last line; for insert, 0 = end of file and -1 = before the last line)."
+    )
+    action: Literal["insert", "replace", "delete"] | SkipJsonSchema[None] = _optional(
+        "Line edits: insert content before lineNumber, replace lines lineNumber..endLine with content, or delete them."
+    )
+    content: str | SkipJsonSchema[None] = _optional("Line edits: the text to insert or to replace with (one or more lines).")
+    dot_all: SkipJsonSchema[bool] = False
+
+    @model_validator(mode="before")
+    @classmethod
+    def _other_forms(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        if data.get("type") == "regex":
+            data["type"] = "replace"
+            data.setdefault("isRegex", True)
+            data.setdefault("flags", "g")
+        flags = data.pop("flags", None)
+        if flags is not None:
+            _apply_flags(data, flags)
+        if data.pop("replaceAll", False):
+            data.setdefault("limit", 0)
+        if "type" not in data and "action" in data and not any(k in data for k in _OLD_TEXT_KEYS):
+            data["type"] = "line"
+        return data
+
+    @model_validator(mode="after")
+    def _consistent(self) -> EditItem:
+        given = self.model_fields_set
+        if self.type == "line":
+            stray = [_wire(f) for f in (*_TEXT_FIELDS, "start_line") if f in given]
+            if stray:
+                raise ValueError(f"a line edit (type: line) takes lineNumber, action, content and endLine, not {', '.join(stray)}")
+            if self.line_number is None or self.action is None:
+                raise ValueError("a line edit needs lineNumber and action (insert, replace or delete)")
+            if self.action != "delete" and self.content is None:
+                raise ValueError(f"a line {self.action} needs content")
+            if self.action == "delete" and self.content is not None:
+                raise ValueError("a line delete takes no content")
+            if self.action == "insert" and self.end_line is not None:
+                raise ValueError("a line insert takes no endLine")
+            if self.line_number == 0 and self.action != "insert":
+                raise ValueError("lineNumber 0 (the end of the file) only works with action insert")
+            if self.end_line == 0:
+                raise ValueError("endLine must not be 0")
+            _refuse_surrogates(content=self.content)
+            return self
+        _refuse_surrogates(old_text=self.old_text, new_text=self.new_text)
+        stray = [_wire(f) for f in _LINE_FIELDS if f in given]
+        if stray:
+            raise ValueError(f"{', '.join(stray)}: only for line edits (type: line); a replace edit takes oldText and newText")
+        if not self.old_text:
+            raise ValueError("oldText is required and must not be empty (to add text at a line, use a line edit with action insert)")
+        if self.start_line == 0 or self.end_line == 0 or self.near_line == 0:
+            raise ValueError("line numbers start at 1 (negative ones count from the end)")
+        return self
+
+
+def _refuse_surrogates(**texts: str | None) -> None:
+    # JSON can carry a lone UTF-16 surrogate; no UTF-8 file can hold one, so it is refused
+    # here rather than written as whatever byte an error handler would make of it.
+    for name, text in texts.items():
+        try:
+            (text or "").encode("utf-8")
+        except UnicodeEncodeError as exc:
+            bad = exc.object[exc.start]
+            raise ValueError(f"{_wire(name)} holds a lone UTF-16 surrogate ({bad!r}), which no UTF-8 file can store") from None
+
+
+def _apply_flags(data: dict[str, Any], flags: Any) -> None:
+    if not isinstance(flags, str) or set(flags) - _JS_FLAGS:
+        raise ValueError(f"flags {flags!r}: only g, i, m, s, u and d are supported (y and v are not)")
+    data.setdefault("limit", 0 if "g" in flags else 1)
+    if "i" in flags:
+        data.setdefault("caseInsensitive", True)
+    if "s" in flags:
+        data["dotAll"] = True
+
+
+def _hoist_single_edit(data: Any) -> Any:
+    if not isinstance(data, dict) or "edits" in data or not any(k in data for k in _SINGLE_EDIT_KEYS):
+        return data
+    data = dict(data)
+    data["edits"] = [{k: data.pop(k) for k in _SINGLE_EDIT_KEYS if k in data}]
+    return data
+
+
+def _unstring_arrays(data: Any, *fields: str) -> Any:
+    """Some clients send an array argument as its JSON text (anthropics/claude-code#22394)."""
+    if not isinstance(data, dict):
+        return data
+    data = dict(data)
+    for field in fields:
+        value = data.get(field)
+        if isinstance(value, str) and value.lstrip().startswith("["):
+            try:
+                parsed = json.loads(value)
+            except ValueError:
+                continue
+            if isinstance(parsed, list):
+                data[field] = parsed
+    return data
+
+
+_EDITS_DESCRIPTION = (
+    "Edits applied in order to the file in memory (each sees the result of the ones before); if any fails, nothing is written."
+)
+
+
+class EditFileInput(ToolInput):
+    aliases: ClassVar[dict[str, str]] = {"file": "path"}
+
+    path: str = Field(description="The file to edit.")
+    edits: list[EditItem] = Field(min_length=1, description=_EDITS_DESCRIPTION)
+    dry_run: bool = Field(False, description="Preview: return the unified diff (or (no changes)) and write nothing. Errors are the same as a real run.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _single_edit(cls, data: Any) -> Any:
+        return _unstring_arrays(_hoist_single_edit(data), "edits")
+
+
+class EditFilesInput(ToolInput):
+    paths: list[str] = Field(
+        min_length=1,
+        description="Files to edit: paths, and glob patterns (* ? ** {a,b} [..]) expanded to the files they match.",
+    )
+    edits: list[EditItem] = Field(min_length=1, description="The same edits for every file. " + _EDITS_DESCRIPTION)
+    dry_run: bool = Field(False, description="Preview every file's diff and write nothing.")
+    atomic: bool = Field(
+        False,
+        description="All or nothing across files: if any file fails, none is written. Default false: each file succeeds or fails on its own.",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _arrays(cls, data: Any) -> Any:
+        return _unstring_arrays(data, "paths", "edits")
