@@ -138,3 +138,22 @@ async def test_serve_defaults_to_the_current_directory(tmp_path):
     async with serve_stdio(cwd=tmp_path) as client:
         listing = await client.call_tool("list_allowed_directories", {})
     assert text_of(listing) == f"{tmp_path.resolve()} (read-write)"
+
+
+@pytest.mark.anyio
+async def test_edit_and_patch_over_stdio(tmp_path):
+    target = tmp_path / "app.py"
+    target.write_bytes(b"x = 1\r\nfoo()\r\ny = 2\r\nfoo()\r\n")
+    before = target.read_bytes()
+    async with serve_stdio(str(tmp_path)) as client:
+        dup = await client.call_tool("edit_file", {"path": "app.py", "edits": [{"oldText": "foo()", "newText": "bar()"}]})
+        assert dup.is_error and text_of(dup).startswith("NOT_UNIQUE: ")
+        assert "2" in text_of(dup) and "4" in text_of(dup)
+        assert target.read_bytes() == before
+        preview = await client.call_tool("edit_file", {"path": "app.py", "dryRun": True, "edits": [{"oldText": "x = 1", "newText": "x = 10"}]})
+        assert "-x = 1" in text_of(preview) and "+x = 10" in text_of(preview)
+        assert target.read_bytes() == before
+        patch = "--- a/app.py\n+++ b/app.py\n@@ -2,2 +2,2 @@\n foo()\n-y = 2\n+y = 3\n"
+        applied = await client.call_tool("patch_apply", {"patch": patch})
+        assert not applied.is_error, text_of(applied)
+    assert target.read_bytes() == b"x = 1\r\nfoo()\r\ny = 3\r\nfoo()\r\n"
