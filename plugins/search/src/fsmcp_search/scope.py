@@ -1,0 +1,232 @@
+"""Which files a search covers: the directories ripgrep walks, the globs, the ignore rules.
+
+Every directory handed to ripgrep was resolved through ``ctx.fs``, so it lies inside a root;
+ripgrep never follows a symlink below it, and reads no ignore file above it: the
+``.gitignore`` files between the root and the searched directory are read here, through
+``ctx.fs``, and passed on with their patterns anchored to where they were found.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fsmcp import Access, ErrorCode, ToolContext, ToolError
+
+from .globs import Excludes, Include, has_magic
+
+_IGNORE_FILES = (".gitignore", ".git/info/exclude")
+_IGNORE_FILE_LIMIT = 1 << 20
+
+
+@dataclass
+class Scope:
+    anchor: str
+    """The directory relative globs and excludes are anchored to; ripgrep's working directory."""
+    paths: list[str]
+    """Directories for ripgrep to walk, none inside another."""
+    includes: list[Include] | None
+    excludes: Excludes
+    include_ignored: bool
+    files: list[str] = field(default_factory=list)
+    """Files named by a glob without wildcards: searched even where an ignore rule covers them."""
+    skipped: list[str] = field(default_factory=list)
+    """Globs that lead outside the allowed directories, as given."""
+    ignore_rules: str = ""
+
+    def selects(self, path: str) -> bool:
+        if self.includes is not None and path not in self.files and not any(i.matches(path) for i in self.includes):
+            return False
+        return not self.excludes.excludes(path)
+
+    def ripgrep_args(self) -> list[str]:
+        """The walk: what to skip, what to pre-filter, and the directories, last."""
+        args = ["--no-config", "--hidden", "--no-follow", "--no-ignore-global", "--no-ignore-parent", "--no-ignore-dot", "--no-require-git"]
+        if self.include_ignored:
+            args.append("--no-ignore")
+        else:
+            args += ["--glob", "!.git"]
+            if self.ignore_rules:
+                args += ["--ignore-file", "/dev/stdin"]
+        if self.includes:
+            names = [i.name_glob() for i in self.includes]
+            if all(names):
+                for name in dict.fromkeys(names):
+                    args += ["--type-add", f"fsmcp:{name}"]
+                args += ["--type", "fsmcp"]
+            depth = self._max_depth()
+            if depth is not None:
+                args += ["--max-depth", str(depth)]
+        inside = all(p == self.anchor or p.startswith(self.anchor.rstrip("/") + "/") for p in self.paths)
+        for glob in self.excludes.ripgrep_globs(paths_inside_anchor=inside):
+            args += ["--glob", glob]
+        return [*args, "--", *self.paths, *self.files]
+
+    def _max_depth(self) -> int | None:
+        deepest = 0
+        for include in self.includes or []:
+            depth = include.depth()
+            if depth is None:
+                return None
+            walked = next((p for p in self.paths if include.base == p or include.base.startswith(p.rstrip("/") + "/")), None)
+            if walked is None:
+                return None
+            deepest = max(deepest, depth + len(Path(include.base).relative_to(walked).parts))
+        return deepest
+
+
+def directory(ctx: ToolContext, raw: str) -> str:
+    """``raw`` resolved to a directory inside the roots, as a string."""
+    resolved = ctx.fs.resolve(raw, Access.READ)
+    kind = ctx.fs.kind(resolved)
+    if kind is None:
+        raise ToolError(ErrorCode.NOT_FOUND, f"{raw!r} does not exist; check the path (list_allowed_directories shows the roots)")
+    if kind != "directory":
+        raise ToolError(ErrorCode.NOT_DIRECTORY, f"{resolved} is a file, not a directory; pass the directory it is in, and its name in globs")
+    return str(resolved.path)
+
+
+def build(
+    ctx: ToolContext,
+    *,
+    directory_raw: str | None,
+    globs: list[str] | None,
+    exclude_globs: list[str],
+    include_ignored: bool,
+) -> Scope:
+    anchor = directory(ctx, directory_raw if directory_raw is not None else str(ctx.fs.roots.workspace))
+    scope = Scope(anchor, [anchor], None, Excludes(exclude_globs, anchor), include_ignored)
+    if globs:
+        scope.includes, scope.paths = [], []
+        for raw in globs:
+            _add_glob(ctx, scope, raw)
+        scope.paths = _outermost(scope.paths)
+    if not include_ignored:
+        scope.ignore_rules = _ancestor_rules(ctx, scope.paths)
+    return scope
+
+
+def _add_glob(ctx: ToolContext, scope: Scope, raw: str) -> None:
+    glob = os.path.expanduser(raw.strip())
+    if not glob:
+        raise ToolError(ErrorCode.INVALID_PARAMS, "a glob is empty; give patterns such as **/*.py")
+    if not glob.startswith("/"):
+        while glob.startswith("./"):
+            glob = glob[2:]
+        if "/" not in glob.rstrip("/"):
+            glob = "**/" + glob
+        glob = scope.anchor.rstrip("/") + "/" + glob
+    if not has_magic(glob):
+        kind = _named(ctx, scope, raw, glob)
+        if kind != "directory":
+            return
+        glob = glob.rstrip("/") + "/"
+    if glob.endswith("/"):
+        glob += "**"  # a directory stands for everything in it
+    parts = glob.split("/")
+    literal = 1
+    while literal < len(parts) - 1 and not has_magic(parts[literal]):
+        literal += 1
+    base_raw = "/".join(parts[:literal]) or "/"
+    pattern = "/".join(parts[literal:])
+    try:
+        base = ctx.fs.resolve(base_raw, Access.READ)
+    except ToolError as exc:
+        if exc.code is not ErrorCode.ACCESS_DENIED:
+            raise
+        # A glob above the roots (/srv/**/*.py with a root /srv/app) still reaches into them.
+        lexical = os.path.normpath(base_raw)
+        inner = _roots_below(ctx, base_raw)
+        if not inner:
+            scope.skipped.append(raw)
+            return
+        scope.includes.append(Include(lexical, pattern))
+        scope.paths += inner
+        return
+    if ctx.fs.kind(base) != "directory":
+        return  # nothing there, so nothing matches
+    scope.includes.append(Include(str(base.path), pattern))
+    scope.paths.append(str(base.path))
+
+
+def _named(ctx: ToolContext, scope: Scope, raw: str, path: str) -> str | None:
+    """A glob without wildcards names a file, searched as named, or a directory. Its kind."""
+    try:
+        resolved = ctx.fs.resolve(path, Access.READ)
+    except ToolError as exc:
+        if exc.code is not ErrorCode.ACCESS_DENIED:
+            raise
+        if _roots_below(ctx, path):
+            return "directory"
+        scope.skipped.append(raw)
+        return None
+    kind = ctx.fs.kind(resolved)
+    if kind == "file" and str(resolved.path) not in scope.files:
+        scope.files.append(str(resolved.path))
+    return kind
+
+
+def _roots_below(ctx: ToolContext, path: str) -> list[str]:
+    lexical = os.path.normpath(path)
+    return [str(r.path) for r in ctx.fs.roots.roots if r.path.is_relative_to(lexical)]
+
+
+def _outermost(paths: list[str]) -> list[str]:
+    kept: list[str] = []
+    for path in sorted(set(paths), key=len):
+        if not any(path == k or path.startswith(k.rstrip("/") + "/") for k in kept):
+            kept.append(path)
+    return kept
+
+
+def _ancestor_rules(ctx: ToolContext, paths: list[str]) -> str:
+    """The ignore files of every directory from each path's root down to its parent, re-anchored."""
+    above: set[Path] = set()
+    for path in paths:
+        here = Path(path)
+        root = ctx.fs.resolve(path).root.path
+        while here != root and here.is_relative_to(root):
+            here = here.parent
+            above.add(here)
+    rules: list[str] = []
+    for folder in sorted(above, key=lambda p: len(p.parts)):
+        for name in _IGNORE_FILES:
+            text = _read_small(ctx, folder / name)
+            if text:
+                rules += anchored_rules(text, str(folder))
+    return "\n".join(rules) + "\n" if rules else ""
+
+
+def _read_small(ctx: ToolContext, path: Path) -> str:
+    try:
+        if ctx.fs.kind(str(path)) != "file":
+            return ""
+        return ctx.fs.read_bytes(str(path), limit=_IGNORE_FILE_LIMIT).decode("utf-8", "replace")
+    except ToolError:
+        return ""  # unreadable, too large or a link out: it cannot narrow the search
+
+
+def _escape(path: str) -> str:
+    return "".join("\\" + c if c in "\\*?[]{}" else c for c in path)
+
+
+def anchored_rules(text: str, folder: str) -> list[str]:
+    """The ``.gitignore`` lines of ``folder`` rewritten to absolute patterns, same meaning."""
+    base = _escape(folder.rstrip("/"))
+    out = []
+    for line in text.splitlines():
+        stripped = line.rstrip(" ")
+        if stripped.endswith("\\") and len(stripped) < len(line):
+            stripped += " "  # "\ " keeps a trailing space
+        if not stripped or stripped.startswith("#"):
+            continue
+        negate = stripped.startswith("!")
+        body = stripped[1:] if negate else stripped
+        only_dirs = body.endswith("/")
+        body = body.rstrip("/")
+        if not body:
+            continue
+        anchored = f"{base}/{body.lstrip('/')}" if "/" in body else f"{base}/**/{body}"
+        out.append(("!" if negate else "") + anchored + ("/" if only_dirs else ""))
+    return out

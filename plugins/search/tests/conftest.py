@@ -1,0 +1,110 @@
+"""Helpers for the search plugin's tests: real trees on disk, the SDK's client in process."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from mcp import types
+
+import fsmcp_search.hooks
+from fsmcp.testing import connect, host_for
+
+
+def children(pid: int) -> dict[int, str]:
+    """The live child processes of ``pid`` and their command names, read from /proc."""
+    found = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        comm = stat[stat.index("(") + 1 : stat.rindex(")")]
+        state, ppid = stat[stat.rindex(")") + 2 :].split()[:2]
+        if int(ppid) == pid and state != "Z":
+            found[int(entry)] = comm
+    return found
+
+
+def rg_children(pid: int) -> list[int]:
+    return [child for child, comm in children(pid).items() if comm == "rg"]
+
+
+@pytest.fixture(autouse=True)
+def no_ripgrep_left():
+    """Every search, finished, cut short or failed, leaves no ripgrep process behind."""
+    yield
+    assert rg_children(os.getpid()) == []
+
+
+@pytest.fixture
+def root(tmp_path):
+    path = tmp_path / "root"
+    path.mkdir()
+    return path.resolve()
+
+
+@pytest.fixture
+def write():
+    """``write(base, {"rel/path": text or bytes, ...})``: files with their parents."""
+
+    def write(base: Path, files: dict[str, str | bytes]) -> None:
+        for rel, content in files.items():
+            path = base / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(content, bytes):
+                path.write_bytes(content)
+            else:
+                path.write_text(content)
+
+    return write
+
+
+@pytest.fixture
+def call(root):
+    """``await call(tool, args, roots=[...], **settings)``: one tool call through the SDK's client."""
+
+    async def call(name: str, args: dict, *, roots=None, progress=None, **settings) -> types.CallToolResult:
+        host = host_for(roots or [root], [("search", fsmcp_search.hooks)], **settings)
+        async with connect(host) as client:
+            return await client.call_tool(name, args, progress_callback=progress)
+
+    return call
+
+
+@pytest.fixture
+def ok():
+    """The text of a result that must not be an error."""
+
+    def ok(result: types.CallToolResult) -> str:
+        assert not result.is_error, result.content[0].text
+        return "\n".join(block.text for block in result.content if isinstance(block, types.TextContent))
+
+    return ok
+
+
+@pytest.fixture
+def failure():
+    """The code and message of a result that must be an error."""
+
+    def failure(result: types.CallToolResult) -> tuple[str, str]:
+        assert result.is_error, f"expected an error, got {result.content!r}"
+        code, _, message = result.content[0].text.partition(": ")
+        return code, message
+
+    return failure
+
+
+@pytest.fixture
+def process_children():
+    """``process_children(pid)``: ``{child pid: command name}`` of the live children of ``pid``."""
+    return children
+
+
+@pytest.fixture
+def ripgrep_children():
+    """``ripgrep_children(pid)``: the rg processes ``pid`` has started that are still alive."""
+    return rg_children
