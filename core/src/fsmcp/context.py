@@ -13,9 +13,11 @@ from .errors import ErrorCode, ToolError
 if TYPE_CHECKING:
     from .config import Settings
     from .fs import FileSystem
+    from .results import ToolResult
     from .tools import Tool
 
 ProgressSender = Callable[[float, float | None, str | None], Awaitable[None]]
+ToolRunner = Callable[[str, "dict[str, Any] | None"], Awaitable["ToolResult | ToolError"]]
 
 
 class ToolContext:
@@ -24,16 +26,35 @@ class ToolContext:
     ``fs`` is the only way a tool touches files. ``budget`` is the number of text characters
     the result may carry. ``options`` is the tool's plugin section of the configuration.
     A long tool calls ``progress`` now and then and ``check_cancelled`` between steps.
+    ``tools`` are the tools the server offers; ``run_tool`` calls one of them as a client
+    would (validated arguments, the same errors), for tools that compose others.
     """
 
-    def __init__(self, *, fs: FileSystem, settings: Settings, tool: Tool, send_progress: ProgressSender | None = None):
+    def __init__(
+        self,
+        *,
+        fs: FileSystem,
+        settings: Settings,
+        tool: Tool,
+        tools: dict[str, Tool] | None = None,
+        send_progress: ProgressSender | None = None,
+        run_tool: ToolRunner | None = None,
+    ):
         self.fs = fs
         self.settings = settings
         self.tool = tool
+        self.tools = tools or {}
         self.budget = settings.budget
         self.options: dict[str, Any] = settings.options(tool.plugin)
         self._send_progress = send_progress
+        self._run_tool = run_tool
         self._cancelled = threading.Event()
+
+    async def run_tool(self, name: str, arguments: dict[str, Any] | None) -> ToolResult | ToolError:
+        """Run another offered tool; returns its result or the ToolError it met (never raises it)."""
+        if self._run_tool is None:
+            return ToolError(ErrorCode.INTERNAL_ERROR, "this context cannot run other tools")
+        return await self._run_tool(name, arguments)
 
     @property
     def cancelled(self) -> bool:

@@ -12,8 +12,9 @@ import os
 import secrets
 import shutil
 import stat as stat_mod
+import tempfile
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -238,19 +239,26 @@ class FileSystem:
 
     # -- writing ------------------------------------------------------------------------------
 
-    def write_atomic(self, path: PathArg, data: bytes, *, overwrite: bool = True, make_parents: bool = True) -> bool:
+    def write_atomic(
+        self,
+        path: PathArg,
+        data: bytes | Iterable[bytes],
+        *,
+        overwrite: bool = True,
+        make_parents: bool = True,
+        mode: int | None = None,
+    ) -> bool:
         """Replace or create a file all at once: temp file beside it, fsync, rename.
 
-        The file's mode (and owner, where permitted) is kept. Returns True when the file was
-        created. Readers see the old content or the new, never a mix; a failure leaves the
-        old file byte for byte as it was.
+        ``data`` is bytes or an iterable of byte chunks (streamed, for large content). The
+        file's mode (and owner, where permitted) is kept, or set to ``mode`` when given.
+        Returns True when the file was created. Readers see the old content or the new,
+        never a mix; a failure leaves the old file byte for byte as it was.
         """
         p = self.resolve(path, Access.WRITE)
-        if len(data) > self.max_file_bytes:
-            raise ToolError(
-                ErrorCode.FILE_TOO_LARGE,
-                f"{len(data):,} bytes is over the {self.max_file_bytes:,}-byte write limit (max_file_bytes); nothing was written",
-            )
+        if isinstance(data, (bytes, bytearray, memoryview)):
+            self._check_size(len(data))
+            data = [bytes(data)]
         target = p.path
         with _mapped(p):
             try:
@@ -264,19 +272,31 @@ class FileSystem:
                     raise ToolError(ErrorCode.NOT_FILE, f"{p} is a device, socket or pipe, not a regular file; it is not replaced")
                 if not overwrite:
                     raise ToolError(ErrorCode.ALREADY_EXISTS, f"{p} already exists; pass overwrite: true to replace it")
-            mode = stat_mod.S_IMODE(old.st_mode) if old else 0o666 & ~_UMASK
+            if mode is None:
+                mode = stat_mod.S_IMODE(old.st_mode) if old else 0o666 & ~_UMASK
             with self._parents_undone_on_failure(p, make_parents):
                 tmp = self._write_temp(target.parent, target.name, data, mode, old)
                 self._commit(tmp, target, overwrite)
         return old is None
 
-    def _write_temp(self, directory: Path, name: str, data: bytes, mode: int, old: os.stat_result | None) -> Path:
+    def _check_size(self, size: int) -> None:
+        if size > self.max_file_bytes:
+            raise ToolError(
+                ErrorCode.FILE_TOO_LARGE,
+                f"{size:,} bytes is over the {self.max_file_bytes:,}-byte write limit (max_file_bytes); nothing was written",
+            )
+
+    def _write_temp(self, directory: Path, name: str, chunks: Iterable[bytes], mode: int, old: os.stat_result | None) -> Path:
         tmp = directory / f".{name}.{secrets.token_hex(6)}{_TEMP_MARK}"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o600)
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
+            written = 0
+            for chunk in chunks:
+                written += len(chunk)
+                self._check_size(written)
+                view = memoryview(chunk)
+                while view:
+                    view = view[os.write(fd, view):]
             os.fchmod(fd, mode)
             if old is not None and (old.st_uid, old.st_gid) != (os.getuid(), os.getgid()):
                 try:
@@ -377,6 +397,44 @@ class FileSystem:
                     if not d.is_dir():
                         raise
             return created
+
+    def chmod(self, path: PathArg, mode: int) -> None:
+        """Set the permission bits of a file or directory (a link's target, inside the roots)."""
+        p = self.resolve(path, Access.WRITE)
+        with _mapped(p):
+            os.chmod(p.path, stat_mod.S_IMODE(mode))
+
+    def symlink(self, path: PathArg, target: str) -> None:
+        """Create a symlink at ``path`` pointing to ``target`` (kept as written).
+
+        The target, taken relative to the link's directory, must lie inside the roots: a link
+        is never a way out. ``ACCESS_DENIED`` otherwise.
+        """
+        p = self.resolve(path, Access.WRITE, follow_links=False)
+        if "\x00" in target or not target:
+            raise ToolError(ErrorCode.INVALID_PARAMS, "a link target must be a non-empty path without NUL bytes")
+        real = Path(os.path.realpath(p.path.parent / target))
+        if not self._is_inside(real):
+            raise ToolError(ErrorCode.ACCESS_DENIED, f"the link {p} would point to {target!r}, outside the allowed directories")
+        with _mapped(p):
+            self._make_parents(p)
+            os.symlink(target, p.path)
+
+    def snapshot(self, paths: Iterable[PathArg]) -> Snapshot:
+        """Record the state of ``paths`` (files, links, whole trees, or their absence).
+
+        ``Snapshot.restore()`` puts every one back as it was: contents, modes, links,
+        deletions undone, creations (with the directories made for them) removed. The copies
+        live outside the roots, in the host's own temporary directory, until ``discard()``.
+        """
+        snap = Snapshot()
+        try:
+            for path in paths:
+                snap.add(self.resolve(path, Access.WRITE, follow_links=False))
+        except BaseException:
+            snap.discard()
+            raise
+        return snap
 
     def remove(self, path: PathArg, *, recursive: bool = False) -> str:
         """Delete a file, link or directory (a link itself, never its target). Returns the kind."""
@@ -491,6 +549,58 @@ class FileSystem:
     def _refuse_into_itself(src: ResolvedPath, dst: ResolvedPath, verb: str) -> None:
         if dst.path != src.path and dst.path.is_relative_to(src.path):
             raise ToolError(ErrorCode.INVALID_PARAMS, f"cannot {verb} {src} into itself ({dst})")
+
+
+class Snapshot:
+    """What :meth:`FileSystem.snapshot` recorded; see there."""
+
+    def __init__(self) -> None:
+        self._store = Path(tempfile.mkdtemp(prefix="fsmcp-snapshot-"))
+        self._saved: list[tuple[Path, Path | None, Path | None]] = []
+        self._seen: set[Path] = set()
+
+    def add(self, p: ResolvedPath) -> None:
+        """Record one more path (a second record of the same path is ignored)."""
+        target = p.path
+        if target in self._seen:
+            return
+        self._seen.add(target)
+        if os.path.lexists(target):
+            copy = self._store / str(len(self._saved))
+            with _mapped(p):
+                if os.path.isdir(target) and not os.path.islink(target):
+                    shutil.copytree(target, copy, symlinks=True)
+                else:
+                    shutil.copy2(target, copy, follow_symlinks=False)
+            self._saved.append((target, copy, None))
+        else:
+            first_missing = target
+            while not os.path.lexists(first_missing.parent):
+                first_missing = first_missing.parent
+            self._saved.append((target, None, first_missing))
+
+    def restore(self) -> None:
+        """Put every recorded path back, newest record first; then forget the copies."""
+        for target, copy, first_missing in reversed(self._saved):
+            _remove_any(first_missing or target)
+            if copy is not None:
+                os.makedirs(target.parent, exist_ok=True)
+                if os.path.isdir(copy) and not os.path.islink(copy):
+                    shutil.copytree(copy, target, symlinks=True)
+                else:
+                    shutil.copy2(copy, target, follow_symlinks=False)
+        self.discard()
+
+    def discard(self) -> None:
+        shutil.rmtree(self._store, ignore_errors=True)
+        self._saved.clear()
+
+
+def _remove_any(path: Path) -> None:
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path)
+    elif os.path.lexists(path):
+        os.unlink(path)
 
 
 def _open_regular(p: ResolvedPath, flags: int) -> int:
