@@ -269,3 +269,17 @@ async def test_a_tool_with_an_output_model_returns_structured_content(root):
     assert listed.output_schema["properties"]["bytes"]["type"] == "integer"
     assert result.structured_content == {"path": "a.txt", "bytes": 5}
     assert text_of(result) == "5 bytes"
+
+
+@pytest.mark.anyio
+async def test_a_tool_can_run_other_offered_tools(root):
+    async def twice(args, ctx):
+        first = await ctx.run_tool("peek", {"path": args.path})
+        missing = await ctx.run_tool("peek", {"path": "nope.txt"})
+        unknown = await ctx.run_tool("crash_and_burn", {})
+        return " | ".join([first.parts[0].text, missing.code.value, unknown.code.value])
+
+    composite = plugin(Tool("twice", "x", PathInput, twice))
+    async with connect(host_for([root], [("sample", SAMPLE), ("composite", composite)])) as client:
+        result = await client.call_tool("twice", {"path": "a.txt"})
+    assert text_of(result) == "hello | NOT_FOUND | INVALID_PARAMS"

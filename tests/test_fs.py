@@ -1,0 +1,83 @@
+"""The host's file-system primitives that only composite tools use so far."""
+
+import os
+import stat
+
+import pytest
+
+from fsmcp import ErrorCode, ToolError
+from fsmcp.testing import host_for
+
+
+@pytest.fixture
+def fs(tmp_path):
+    root = tmp_path / "root"
+    root.mkdir()
+    (tmp_path / "outside").mkdir()
+    return host_for([root]).fs, root.resolve(), (tmp_path / "outside").resolve()
+
+
+def test_streamed_write_with_a_mode(fs):
+    fs, root, _ = fs
+    assert fs.write_atomic("run.sh", iter([b"#!/bin/sh\n", b"echo hi\n"]), mode=0o750)
+    assert (root / "run.sh").read_bytes() == b"#!/bin/sh\necho hi\n"
+    assert stat.S_IMODE((root / "run.sh").stat().st_mode) == 0o750
+
+
+def test_a_streamed_write_over_the_limit_leaves_nothing(tmp_path):
+    root = tmp_path / "r"
+    root.mkdir()
+    (root / "f").write_bytes(b"old")
+    small = host_for([root], max_file_bytes=10).fs
+    with pytest.raises(ToolError) as info:
+        small.write_atomic("f", iter([b"12345", b"67890", b"x"]))
+    assert info.value.code is ErrorCode.FILE_TOO_LARGE
+    assert (root / "f").read_bytes() == b"old"
+    assert os.listdir(root) == ["f"]
+
+
+def test_chmod(fs):
+    fs, root, _ = fs
+    (root / "a").write_text("x")
+    fs.chmod("a", 0o600)
+    assert stat.S_IMODE((root / "a").stat().st_mode) == 0o600
+
+
+def test_symlinks_may_point_only_inside(fs):
+    fs, root, outside = fs
+    (root / "target.txt").write_text("t")
+    fs.symlink("sub/link", "../target.txt")
+    assert os.readlink(root / "sub" / "link") == "../target.txt"
+    for target in [str(outside), "../../outside", "/etc/passwd"]:
+        with pytest.raises(ToolError) as info:
+            fs.symlink("bad", target)
+        assert info.value.code is ErrorCode.ACCESS_DENIED
+    assert not os.path.lexists(root / "bad")
+
+
+def test_snapshot_restores_contents_creations_deletions_and_moves(fs):
+    fs, root, _ = fs
+    (root / "keep.txt").write_bytes(b"original\r\n")
+    os.chmod(root / "keep.txt", 0o640)
+    (root / "tree" / "deep").mkdir(parents=True)
+    (root / "tree" / "deep" / "x").write_text("x")
+    (root / "link").symlink_to("keep.txt")
+    snap = fs.snapshot(["keep.txt", "tree", "link", "new/dir/file.txt", "moved"])
+    fs.write_atomic("keep.txt", b"changed")
+    fs.remove("tree", recursive=True)
+    fs.remove("link")
+    fs.write_atomic("new/dir/file.txt", b"created")
+    fs.rename("keep.txt", "moved")
+    snap.restore()
+    assert (root / "keep.txt").read_bytes() == b"original\r\n"
+    assert stat.S_IMODE((root / "keep.txt").stat().st_mode) == 0o640
+    assert (root / "tree" / "deep" / "x").read_text() == "x"
+    assert os.readlink(root / "link") == "keep.txt"
+    assert not (root / "new").exists() and not (root / "moved").exists()
+
+
+def test_snapshot_of_a_path_outside_is_refused(fs):
+    fs, _, outside = fs
+    with pytest.raises(ToolError) as info:
+        fs.snapshot([str(outside / "x")])
+    assert info.value.code is ErrorCode.ACCESS_DENIED
