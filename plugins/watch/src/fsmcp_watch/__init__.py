@@ -1,0 +1,1 @@
+"""fsmcp-watch."""
