@@ -17,11 +17,11 @@ import pluggy
 
 from . import hookspecs
 from .config import Settings
-from .defaults import roots_policy, text_format
+from .defaults import json_format, roots_policy, text_format
 from .hooks import PROJECT
 from .tools import Tool
 
-DEFAULT_PLUGINS = (("fsmcp.roots", roots_policy), ("fsmcp.text", text_format))
+DEFAULT_PLUGINS = (("fsmcp.roots", roots_policy), ("fsmcp.text", text_format), ("fsmcp.json", json_format))
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
 
 

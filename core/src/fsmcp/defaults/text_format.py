@@ -46,11 +46,11 @@ def content_blocks(result: ToolResult, budget: int) -> list[types.ContentBlock]:
             left -= len(text)
             blocks.append(types.TextContent(text=text))
         elif isinstance(part, Blob):
-            blocks.append(_blob(part))
+            blocks.append(blob_block(part))
     return blocks
 
 
-def _blob(part: Blob) -> types.ContentBlock:
+def blob_block(part: Blob) -> types.ContentBlock:
     data = base64.b64encode(part.data).decode("ascii")
     if part.mime_type.startswith("image/"):
         return types.ImageContent(data=data, mime_type=part.mime_type)

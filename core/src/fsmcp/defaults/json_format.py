@@ -1,0 +1,50 @@
+"""The ``json`` formatter: seed 003's envelope, ``{"ok":true,"data":…}`` or ``{"ok":false,"error":…}``.
+
+For scripts and clients that parse results: ``content[0].text`` is one JSON document. Binary
+parts follow it as image or resource items, never inside the JSON.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from mcp import types
+
+from ..errors import ToolError
+from ..hooks import hookimpl
+from ..results import Blob, Text, ToolResult
+from .text_format import blob_block, structured
+
+if TYPE_CHECKING:
+    from ..config import Settings
+    from ..tools import Tool
+
+NAME = "json"
+
+
+@hookimpl
+def fsmcp_format_result(tool: Tool | None, outcome: ToolResult | ToolError, format: str, settings: Settings) -> types.CallToolResult | None:
+    if format != NAME:
+        return None
+    if isinstance(outcome, ToolError):
+        envelope = {"ok": False, "error": {"code": outcome.code.value, "message": outcome.message, "details": outcome.details}}
+        return types.CallToolResult(content=[types.TextContent(text=_dumps(envelope))], is_error=True)
+    document = _dumps({"ok": True, "data": _data(outcome)})
+    if len(document) > settings.budget:
+        # The data is larger than a result may be: send the tool's own (already cut) text instead.
+        text = "\n".join(p.text for p in outcome.parts if isinstance(p, Text))[: settings.budget - 200]
+        document = _dumps({"ok": True, "data": {"text": text, "truncated": True}})
+    blocks: list[types.ContentBlock] = [types.TextContent(text=document)]
+    blocks.extend(blob_block(p) for p in outcome.parts if isinstance(p, Blob))
+    return types.CallToolResult(content=blocks, structured_content=structured(tool, outcome))
+
+
+def _data(result: ToolResult) -> Any:
+    if result.data is not None:
+        return result.data
+    return {"text": "\n".join(p.text for p in result.parts if isinstance(p, Text))}
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
