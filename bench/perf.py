@@ -1,0 +1,164 @@
+"""Performance benchmark: fsmcp beside the reference server, in one run, over stdio.
+
+Builds seeded fixtures once under ``bench/.fixtures/perf`` (a 20,000-file tree, a 5 MB text
+file, 50 small files) and prints, for both servers, medians of several runs and the ratio:
+cold start to the first ``tools/list`` answer; mean latency of 500 sequential small
+``read_file`` calls and of 500 ``get_file_info`` calls; ``read_multiple_files`` of 50 files;
+``directory_tree`` of the 20,000-file tree (and the characters each returns);
+``search_files``; ``edit_file`` on the 5 MB file; peak RSS of each server process.
+Run: ``uv run python bench/perf.py [--runs N]`` (``bench/all.py`` runs it with the edit and
+search benchmarks).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from pathlib import Path
+
+import anyio
+from mcp import types
+
+from common import BENCH, fsmcp_params, median, print_table, ratio, reference_params, reference_version, session
+
+FIXTURES = BENCH / ".fixtures" / "perf"
+SEED = 1121
+TREE_FILES = 20_000
+
+
+def build() -> None:
+    done = FIXTURES / f".done-{SEED}"
+    if done.exists():
+        return
+    print(f"bench: building fixtures under {FIXTURES} (once) ...", file=sys.stderr)
+    rng = random.Random(SEED)
+    tree = FIXTURES / "tree"
+    for d in range(TREE_FILES // 50):
+        sub = tree / f"pkg{d // 20:02}" / f"module{d % 20:02}"
+        sub.mkdir(parents=True, exist_ok=True)
+        for f in range(50):
+            (sub / f"file_{f:02}_{rng.randint(0, 9999):04}.py").write_text(f"# file {d}/{f}\n")
+    small = FIXTURES / "small"
+    small.mkdir(parents=True, exist_ok=True)
+    for i in range(50):
+        (small / f"note{i:02}.txt").write_text("".join(f"line {n} of note {i}\n" for n in range(40)))
+    big = "".join(f"{n:07} {' '.join(rng.choices(['alpha', 'beta', 'gamma', 'delta', 'omega'], k=8))}\n" for n in range(110_000))
+    (FIXTURES / "big.txt").write_text(big)
+    done.write_text("ok")
+
+
+def text_len(result: types.CallToolResult) -> int:
+    return sum(len(b.text) for b in result.content if isinstance(b, types.TextContent))
+
+
+def server_rss_peak_kib(before: set[int]) -> int:
+    """VmHWM of the server process this benchmark started (the child not present before)."""
+    peak = 0
+    for pid in children() - before:
+        for proc in [pid, *descendants(pid)]:
+            try:
+                for line in Path(f"/proc/{proc}/status").read_text().splitlines():
+                    if line.startswith("VmHWM:"):
+                        peak = max(peak, int(line.split()[1]))
+            except OSError:
+                pass
+    return peak
+
+
+def children(pid: int | None = None) -> set[int]:
+    import os
+
+    pid = pid or os.getpid()
+    try:
+        return {int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()}
+    except OSError:
+        return set()
+
+
+def descendants(pid: int) -> list[int]:
+    out = []
+    for child in children(pid):
+        out += [child, *descendants(child)]
+    return out
+
+
+# The same question in each server's words: the reference's search_files takes a glob, ours a
+# case-insensitive name substring.
+SEARCH_ARGS = {
+    "fsmcp": lambda root: {"directory": f"{root}/tree", "nameContains": "file_07"},
+    "reference": lambda root: {"path": f"{root}/tree", "pattern": "**/*file_07*"},
+}
+
+
+async def measure(name: str, params, runs: int) -> dict[str, object]:
+    root = str(FIXTURES)
+    small = [f"{root}/small/note{i:02}.txt" for i in range(50)]
+    big = f"{root}/big.txt"
+    figures: dict[str, list[float]] = {}
+
+    def add(key: str, value: float) -> None:
+        figures.setdefault(key, []).append(value)
+
+    chars = {}
+    rss = 0
+    for run in range(runs):
+        before = children()
+        start = time.perf_counter()
+        async with session(params) as client:
+            await client.list_tools()
+            add("cold start to tools/list", time.perf_counter() - start)
+
+            t = time.perf_counter()
+            for i in range(500):
+                await client.call_tool("read_file", {"path": small[i % 50]})
+            add("read_file x500 (mean per call)", (time.perf_counter() - t) / 500)
+
+            t = time.perf_counter()
+            for i in range(500):
+                await client.call_tool("get_file_info", {"path": small[i % 50]})
+            add("get_file_info x500 (mean per call)", (time.perf_counter() - t) / 500)
+
+            t = time.perf_counter()
+            await client.call_tool("read_multiple_files", {"paths": small})
+            add("read_multiple_files, 50 files", time.perf_counter() - t)
+
+            t = time.perf_counter()
+            tree = await client.call_tool("directory_tree", {"path": f"{root}/tree"})
+            add("directory_tree, 20,000 files", time.perf_counter() - t)
+            chars["directory_tree characters returned"] = text_len(tree) + len(str(tree.structured_content or ""))
+
+            t = time.perf_counter()
+            found = await client.call_tool("search_files", SEARCH_ARGS[name](root))
+            add("search_files, 20,000 files", time.perf_counter() - t)
+            chars["search_files characters returned"] = text_len(found)
+
+            old, new = ("0054321 ", "0054321*") if "0054321 " in Path(big).read_text() else ("0054321*", "0054321 ")
+            t = time.perf_counter()
+            edited = await client.call_tool("edit_file", {"path": big, "edits": [{"oldText": old, "newText": new}]})
+            add("edit_file, 5 MB file", time.perf_counter() - t)
+            if edited.is_error:
+                raise SystemExit(f"{name}: edit_file failed: {edited.content[0].text[:300]}")
+            rss = max(rss, server_rss_peak_kib(before))
+    return {"times": {k: median(v) for k, v in figures.items()}, "chars": chars, "rss": rss}
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:,.2f} ms" if seconds < 0.01 else f"{seconds * 1000:,.0f} ms"
+
+
+async def main(runs: int) -> None:
+    build()
+    ours = await measure("fsmcp", fsmcp_params(str(FIXTURES)), runs)
+    theirs = await measure("reference", reference_params(str(FIXTURES)), runs)
+    rows = [(k, ms(v), ms(theirs["times"][k]), ratio(v, theirs["times"][k])) for k, v in ours["times"].items()]
+    rows += [(k, f"{v:,}", f"{theirs['chars'][k]:,}", ratio(v, theirs["chars"][k])) for k, v in ours["chars"].items()]
+    rows.append(("peak RSS of the server", f"{ours['rss'] / 1024:,.1f} MiB", f"{theirs['rss'] / 1024:,.1f} MiB", ratio(ours["rss"], theirs["rss"])))
+    print_table(f"perf: median of {runs} runs over stdio; baseline = reference server {reference_version()}", rows)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    anyio.run(main, parser.parse_args().runs)
