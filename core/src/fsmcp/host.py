@@ -46,6 +46,8 @@ class Host:
         except PluginError as exc:
             raise HostError(str(exc)) from None
         self.tools = offered(self.registered, settings)
+        self.in_flight: set[ToolContext] = set()
+        """Calls whose tool is still running, including abandoned workers of cancelled calls."""
         self._probe()
 
     @classmethod
@@ -126,9 +128,13 @@ class Host:
         )
         try:
             if inspect.iscoroutinefunction(tool.function):
-                out = await tool.function(args, ctx)
+                self.in_flight.add(ctx)
+                try:
+                    out = await tool.function(args, ctx)
+                finally:
+                    self.in_flight.discard(ctx)
             else:
-                out = await anyio.to_thread.run_sync(tool.function, args, ctx, abandon_on_cancel=True)
+                out = await anyio.to_thread.run_sync(self._work, tool, args, ctx, abandon_on_cancel=True)
         except anyio.get_cancelled_exc_class():
             ctx.cancel()  # the abandoned worker thread sees it at its next check
             raise
@@ -145,6 +151,14 @@ class Host:
                 f"{tool.name} failed unexpectedly ({type(exc).__name__}: {exc}); the server's log (stderr) has the details",
             )
         return ToolResult.text(out) if isinstance(out, str) else out
+
+    def _work(self, tool: Tool, args: Any, ctx: ToolContext) -> Any:
+        # Runs in a worker thread; an abandoned (cancelled) call stays in flight until it returns.
+        self.in_flight.add(ctx)
+        try:
+            return tool.function(args, ctx)
+        finally:
+            self.in_flight.discard(ctx)
 
 
 def describe_invalid(tool: Tool, exc: ValidationError) -> str:

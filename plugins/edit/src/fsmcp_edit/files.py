@@ -47,9 +47,11 @@ def _glob(ctx: ToolContext, pattern: str, access: Access) -> list[tuple[str, Res
     depth = None if "**" in rest else len(parts) - magic_at
     root = ctx.fs.resolve(base, Access.READ)
     found: list[tuple[str, ResolvedPath | ToolError]] = []
-    for rel, _, entry in ctx.fs.walk(root, max_depth=depth):
-        if entry.kind == "file" and matcher.matches(rel):
+    for walked, (rel, _, entry) in enumerate(ctx.fs.walk(root, max_depth=depth), 1):
+        if walked % 1000 == 0:
             ctx.check_cancelled()
+            ctx.progress(walked, None, f"{walked:,} entries walked for {pattern}")
+        if entry.kind == "file" and matcher.matches(rel):
             try:
                 found.append((str(entry.path), ctx.fs.resolve(str(entry.path), access)))
             except ToolError as exc:

@@ -66,6 +66,7 @@ def list_directory(args: ListDirectoryInput, ctx: ToolContext) -> ToolResult:
                 continue
         if total % 1000 == 0:
             ctx.check_cancelled()
+            ctx.progress(total, None, f"{total:,} entries listed")
         if total - len(lines) >= COUNT_CAP:
             complete = False
             break

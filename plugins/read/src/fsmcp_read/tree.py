@@ -47,6 +47,7 @@ def directory_tree(args: DirectoryTreeInput, ctx: ToolContext) -> ToolResult:
         tree.offer(rel, entry, expand=entry.kind == "directory" and (args.depth is None or depth < args.depth))
         if tree.seen % 1000 == 0:
             ctx.check_cancelled()
+            ctx.progress(tree.seen, None, f"{tree.seen:,} entries walked")
         if tree.seen - tree.shown >= COUNT_CAP:
             tree.give_up()
             break
