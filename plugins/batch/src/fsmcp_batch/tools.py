@@ -1,1 +1,35 @@
-TOOLS = []
+"""batch_operations: several tool calls in one, in order, optionally undone as a whole on failure."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from fsmcp import DESTRUCTIVE, Tool, ToolResult
+
+from .models import MAX_OPERATIONS, BatchInput
+from .plan import plan
+from .report import report
+from .run import Run
+
+if TYPE_CHECKING:
+    from fsmcp import ToolContext
+
+DESCRIPTION = f"""Run up to {MAX_OPERATIONS} tool calls in one: operations [{{"tool": "write_file", "arguments": {{...}}}}, ...] \
+in order (or seed-style {{"type": "read|write|copy|move|delete|append", "params": {{...}}}}). \
+Every operation is checked first; a bad one means nothing runs. \
+The batch stops at the first failure unless that operation has continueOnError: true; later ones are reported as skipped. \
+transactional: true saves everything each operation may change and, when one fails, puts it all back byte for byte \
+(tools that change files they do not name, such as run_command, are refused in a transactional batch). \
+parallel: true runs consecutive read-only operations concurrently. \
+Returns "[N] tool OK" and the tool's output, or "[N] tool ERROR CODE: message", per operation, then a summary."""
+
+
+async def batch_operations(args: BatchInput, ctx: ToolContext) -> ToolResult:
+    run = Run(ctx, plan(args, ctx), transactional=args.transactional, parallel=args.parallel)
+    await run()
+    return report(run, ctx.budget)
+
+
+TOOLS = [
+    Tool("batch_operations", DESCRIPTION, BatchInput, batch_operations, DESTRUCTIVE, title="Run operations as a batch"),
+]

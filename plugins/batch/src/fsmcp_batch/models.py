@@ -1,0 +1,115 @@
+"""batch_operations' arguments: the operations, and the switches that say how to run them."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field, field_validator, model_validator
+from pydantic.json_schema import SkipJsonSchema
+
+from fsmcp import ToolInput
+
+MAX_OPERATIONS = 100
+
+SEED_TYPES = {
+    "read": "read_file",
+    "write": "write_file",
+    "copy": "copy_file",
+    "move": "move_file",
+    "delete": "delete_file",
+    "append": "append_file",
+}
+"""Seed 004's operation types and the tools they name."""
+
+
+def _drop_default(schema: dict[str, Any]) -> None:
+    schema.pop("default", None)
+
+
+def _as_json(value: Any, kind: type) -> Any:
+    """Some clients send an array or object argument as its JSON text (anthropics/claude-code#22394)."""
+    if isinstance(value, str) and value.lstrip()[:1] in ("[", "{"):
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            return value
+        if isinstance(parsed, kind):
+            return parsed
+    return value
+
+
+class Operation(ToolInput):
+    # seed 004 calls the arguments `params`
+    aliases: ClassVar[dict[str, str]] = {"params": "arguments"}
+
+    tool: str | SkipJsonSchema[None] = Field(
+        None,
+        description="The tool to run, by name: any tool this server offers except batch_operations itself.",
+        json_schema_extra=_drop_default,
+    )
+    type: Literal["read", "write", "copy", "move", "delete", "append"] | SkipJsonSchema[None] = Field(
+        None,
+        description="Instead of tool: read, write, copy, move, delete or append, for read_file, write_file, copy_file, "
+        "move_file, delete_file or append_file.",
+        json_schema_extra=_drop_default,
+    )
+    arguments: dict[str, Any] = Field(
+        default_factory=dict, description="The tool's arguments, exactly as the tool itself takes them."
+    )
+    continue_on_error: bool = Field(
+        False, description="When this operation fails, go on with the next one instead of stopping the batch."
+    )
+
+    @field_validator("type", mode="before")
+    @classmethod
+    def _known_type(cls, value: Any) -> Any:
+        if value is not None and value not in SEED_TYPES:
+            raise ValueError(f"type {value!r} is not one of {', '.join(SEED_TYPES)}; to run any other tool, name it with tool")
+        return value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _arguments_as_text(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        for key in ("arguments", "params"):
+            if key in data:
+                data[key] = {} if data[key] is None else _as_json(data[key], dict)
+        return data
+
+    @model_validator(mode="after")
+    def _one_tool(self) -> Operation:
+        if (self.tool is None) == (self.type is None):
+            raise ValueError("give either tool (a tool name) or type (read, write, copy, move, delete, append), not both or neither")
+        return self
+
+    @property
+    def tool_name(self) -> str:
+        return self.tool if self.tool is not None else SEED_TYPES[self.type or ""]
+
+
+class BatchInput(ToolInput):
+    operations: list[Operation] = Field(
+        min_length=1,
+        max_length=MAX_OPERATIONS,
+        description=f"The operations to run, in order (1 to {MAX_OPERATIONS}). "
+        'Each is {"tool": "<name>", "arguments": {...}} (or {"type": "write", "params": {...}}), '
+        "optionally with continueOnError.",
+    )
+    transactional: bool = Field(
+        False,
+        description="Undo every change the batch made when an operation fails: each file and directory an operation "
+        "may change is saved first and put back, byte for byte, on failure.",
+    )
+    parallel: bool = Field(
+        False, description="Run consecutive read-only operations concurrently (results stay in order)."
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _operations_as_text(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "operations" in data:
+            data = {**data, "operations": _as_json(data["operations"], list)}
+        return data

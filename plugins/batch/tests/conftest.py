@@ -1,0 +1,98 @@
+"""Fixtures for the batch plugin's tests: real files in tmp_path, the SDK's real client in process."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import tempfile
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import fsmcp_batch.hooks
+import fsmcp_read.hooks
+import fsmcp_write.hooks
+import pytest
+from fsmcp.testing import connect, host_for, text_of
+
+PLUGINS = [("read", fsmcp_read.hooks), ("write", fsmcp_write.hooks), ("batch", fsmcp_batch.hooks)]
+
+
+class Session:
+    def __init__(self, client, host):
+        self.client = client
+        self.host = host
+
+    async def batch(self, operations, **options) -> tuple[bool, str]:
+        result = await self.client.call_tool("batch_operations", {"operations": operations, **options})
+        return bool(result.is_error), text_of(result)
+
+    async def ok(self, operations, **options) -> str:
+        is_error, text = await self.batch(operations, **options)
+        assert not is_error, text
+        return text
+
+    async def fail(self, code: str, operations, **options) -> str:
+        is_error, text = await self.batch(operations, **options)
+        assert is_error, text
+        assert text.startswith(f"{code}: "), text
+        return text
+
+    async def data(self, operations, **options) -> dict:
+        """The batch's data, as the json formatter sends it (the session must use format="json")."""
+        result = await self.client.call_tool("batch_operations", {"operations": operations, **options})
+        envelope = json.loads(result.content[0].text)
+        assert envelope["ok"], envelope
+        return envelope["data"]
+
+
+@pytest.fixture(autouse=True)
+def saved_copies(tmp_path: Path, monkeypatch):
+    """The host keeps snapshot copies in the temporary directory: here, this test's own; none may stay."""
+    where = tmp_path / "tmp"
+    where.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(where))
+    yield where
+    assert sorted(where.glob("fsmcp-snapshot-*")) == []
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    path = tmp_path / "root"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def server(root: Path):
+    """``async with server(extra_plugins, **settings) as s``: read, write and batch, over ``root`` by default."""
+
+    @asynccontextmanager
+    async def open_session(extra=(), roots=(), **settings):
+        host = host_for(roots or [root], [*PLUGINS, *extra], **settings)
+        async with connect(host) as client:
+            yield Session(client, host)
+
+    return open_session
+
+
+def tree(top: Path) -> dict[str, tuple]:
+    """Everything under ``top``, byte for byte: files by bytes and mode, links by target, directories by mode."""
+    seen: dict[str, tuple] = {}
+    for dirpath, dirnames, filenames in os.walk(top):
+        for name in dirnames + filenames:
+            path = Path(dirpath) / name
+            rel = str(path.relative_to(top))
+            st = path.lstat()
+            if stat.S_ISLNK(st.st_mode):
+                seen[rel] = ("link", os.readlink(path))
+            elif stat.S_ISDIR(st.st_mode):
+                seen[rel] = ("dir", stat.S_IMODE(st.st_mode))
+            else:
+                seen[rel] = ("file", path.read_bytes(), stat.S_IMODE(st.st_mode))
+    return seen
+
+
+@pytest.fixture
+def tree_of():
+    return tree
