@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from .tools import Tool
 
 ProgressSender = Callable[[float, float | None, str | None], Awaitable[None]]
-ToolRunner = Callable[[str, "dict[str, Any] | None"], Awaitable["ToolResult | ToolError"]]
+ToolRunner = Callable[..., Awaitable["ToolResult | ToolError"]]
 
 
 class ToolContext:
@@ -39,22 +39,27 @@ class ToolContext:
         tools: dict[str, Tool] | None = None,
         send_progress: ProgressSender | None = None,
         run_tool: ToolRunner | None = None,
+        budget: int | None = None,
     ):
         self.fs = fs
         self.settings = settings
         self.tool = tool
         self.tools = tools or {}
-        self.budget = settings.budget
+        self.budget = budget or settings.budget
         self.options: dict[str, Any] = settings.options(tool.plugin)
         self._send_progress = send_progress
         self._run_tool = run_tool
         self._cancelled = threading.Event()
 
-    async def run_tool(self, name: str, arguments: dict[str, Any] | None) -> ToolResult | ToolError:
-        """Run another offered tool; returns its result or the ToolError it met (never raises it)."""
+    async def run_tool(self, name: str, arguments: dict[str, Any] | None, *, budget: int | None = None) -> ToolResult | ToolError:
+        """Run another offered tool; returns its result or the ToolError it met (never raises it).
+
+        ``budget`` gives the inner tool a smaller output budget (its share of this one's), so it
+        cuts its own output where it makes sense and says how to get the rest.
+        """
         if self._run_tool is None:
             return ToolError(ErrorCode.INTERNAL_ERROR, "this context cannot run other tools")
-        return await self._run_tool(name, arguments)
+        return await self._run_tool(name, arguments, budget=budget)
 
     @property
     def cancelled(self) -> bool:

@@ -110,21 +110,25 @@ class Host:
         outcome = await self.run_named(name, arguments, send_progress=send_progress)
         return self.format(self.tools.get(name), outcome)
 
-    async def run_named(self, name: str, arguments: dict[str, Any] | None, *, send_progress: ProgressSender | None = None) -> ToolResult | ToolError:
+    async def run_named(
+        self, name: str, arguments: dict[str, Any] | None, *, send_progress: ProgressSender | None = None, budget: int | None = None
+    ) -> ToolResult | ToolError:
         tool = self.tools.get(name)
         if tool is None:
             offered_names = ", ".join(self.tools) or "(none)"
             return ToolError(ErrorCode.INVALID_PARAMS, f"unknown tool {name!r}; this server offers: {offered_names}")
-        return await self.run(tool, arguments, send_progress=send_progress)
+        return await self.run(tool, arguments, send_progress=send_progress, budget=budget)
 
-    async def run(self, tool: Tool, arguments: dict[str, Any] | None, *, send_progress: ProgressSender | None = None) -> ToolResult | ToolError:
+    async def run(
+        self, tool: Tool, arguments: dict[str, Any] | None, *, send_progress: ProgressSender | None = None, budget: int | None = None
+    ) -> ToolResult | ToolError:
         """Validate the arguments and run the tool; returns its result or the ToolError it met."""
         try:
             args = tool.input_model.model_validate(arguments if arguments is not None else {})
         except ValidationError as exc:
             return ToolError(ErrorCode.INVALID_PARAMS, describe_invalid(tool, exc))
         ctx = ToolContext(
-            fs=self.fs, settings=self.settings, tool=tool, tools=self.tools, send_progress=send_progress, run_tool=self.run_named
+            fs=self.fs, settings=self.settings, tool=tool, tools=self.tools, send_progress=send_progress, run_tool=self.run_named, budget=budget
         )
         try:
             if inspect.iscoroutinefunction(tool.function):

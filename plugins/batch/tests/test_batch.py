@@ -174,9 +174,10 @@ async def test_the_output_budget_is_shared_fairly(server, root):
     assert "[2] read_file OK\ntiny\n" in text
     first, second = text.split("[2] read_file")[0], text.split("[3] read_file")[1]
     for part in (first, second):
-        assert len(part) > 2000
-        assert "[truncated: showed " in part
-        assert "run read_file on its own (or ask it for less) to see the rest" in part
+        # Each step ran with its share of the budget, so the tool cut its own output and its
+        # own way to continue survives.
+        assert len(part) > 1000
+        assert "[truncated: showed " in part and "startLine=" in part
     assert text.endswith("Batch done: 3 operations, 3 ok, 0 failed, 0 skipped.")
 
 

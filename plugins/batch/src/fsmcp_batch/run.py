@@ -107,7 +107,9 @@ class Run:
         if self.transactional and not step.read_only:
             outcome = await self._save(step)
         if outcome is None:
-            outcome = await self.ctx.run_tool(step.name, step.arguments)
+            # Each step cuts its own output to its share, keeping its own "how to get the rest".
+            share = max(1000, self.ctx.budget // len(self.steps))
+            outcome = await self.ctx.run_tool(step.name, step.arguments, budget=share)
         self.outcomes[step.number - 1] = outcome
         self._finished += 1
         await self.ctx.aprogress(self._finished, len(self.steps), f"{step.name} (operation {step.number})")
