@@ -1,0 +1,132 @@
+"""Fixtures for the archive plugin's tests: real files in tmp_path, the SDK's real client in process."""
+
+from __future__ import annotations
+
+import io
+import os
+import tarfile
+import zipfile
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import fsmcp_archive.hooks
+import pytest
+from fsmcp.testing import connect, host_for, text_of
+
+SECRET = "TOP SECRET: this text lives outside the roots"
+
+
+class Session:
+    """One connected client; ``ok`` and ``fail`` assert the outcome and return the text."""
+
+    def __init__(self, client):
+        self.client = client
+
+    async def call(self, name: str, **args):
+        result = await self.client.call_tool(name, args)
+        return result.is_error, text_of(result)
+
+    async def ok(self, name: str, **args) -> str:
+        is_error, text = await self.call(name, **args)
+        assert not is_error, text
+        return text
+
+    async def fail(self, name: str, code: str, **args) -> str:
+        is_error, text = await self.call(name, **args)
+        assert is_error, text
+        assert text.startswith(f"{code}: "), text
+        return text
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    path = tmp_path / "root"
+    path.mkdir()
+    return path.resolve()
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Path:
+    path = tmp_path / "outside"
+    path.mkdir()
+    (path / "secret.txt").write_text(SECRET)
+    return path.resolve()
+
+
+def make_host(*roots, limits: dict | None = None, **settings):
+    return host_for(roots, [("archive", fsmcp_archive.hooks)], plugins={"archive": limits or {}}, **settings)
+
+
+@pytest.fixture
+def server(root: Path):
+    """``async with server(*roots, limits={...}, **settings) as s``: the archive plugin alone."""
+
+    @asynccontextmanager
+    async def open_session(*roots, limits: dict | None = None, **client_options_and_settings):
+        client_options = {k: client_options_and_settings.pop(k) for k in ("mode",) if k in client_options_and_settings}
+        host = make_host(*(roots or [root]), limits=limits, **client_options_and_settings)
+        async with connect(host, **client_options) as client:
+            yield Session(client)
+
+    return open_session
+
+
+def tree(top: Path) -> dict[str, tuple]:
+    """Everything under ``top``: a link by its target, a file by its bytes and mode, a directory by its mode."""
+    seen: dict[str, tuple] = {}
+    for dirpath, dirnames, filenames in os.walk(top):
+        for name in dirnames + filenames:
+            path = Path(dirpath) / name
+            rel = str(path.relative_to(top))
+            st = path.lstat()
+            if path.is_symlink():
+                seen[rel] = ("link", os.readlink(path))
+            elif path.is_dir():
+                seen[rel] = ("dir", oct(st.st_mode & 0o7777))
+            else:
+                seen[rel] = ("file", path.read_bytes(), oct(st.st_mode & 0o7777))
+    return seen
+
+
+def zip_bytes(members: list[tuple[str | zipfile.ZipInfo, bytes]], compression: int = zipfile.ZIP_DEFLATED) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression) as zf:
+        for name, data in members:
+            zf.writestr(name, data)
+    return buf.getvalue()
+
+
+def tar_bytes(members: list[tuple[tarfile.TarInfo, bytes | None]], mode: str = "w") -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode=mode, format=tarfile.PAX_FORMAT) as tf:
+        for info, data in members:
+            if data is not None:
+                info.size = len(data)
+            tf.addfile(info, io.BytesIO(data) if data is not None else None)
+    return buf.getvalue()
+
+
+def tar_info(name: str, kind: bytes = tarfile.REGTYPE, linkname: str = "", mode: int = 0o644) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.type, info.linkname, info.mode = kind, linkname, mode
+    return info
+
+
+class Kit:
+    """Archive builders and the tree snapshot, for tests (which cannot import this module)."""
+
+    tree = staticmethod(tree)
+    zip = staticmethod(zip_bytes)
+    tar = staticmethod(tar_bytes)
+    info = staticmethod(tar_info)
+    host = staticmethod(make_host)
+
+
+@pytest.fixture
+def kit() -> type[Kit]:
+    return Kit
+
+
+@pytest.fixture
+def secret() -> str:
+    return SECRET
