@@ -23,7 +23,8 @@ def _parser() -> argparse.ArgumentParser:
     common.add_argument("--enable", action="extend", type=_names, metavar="NAME[,NAME]", help="offer only these plugins or tools (repeatable)")
     common.add_argument("--disable", action="extend", type=_names, metavar="NAME[,NAME]", help="do not offer these plugins or tools (repeatable)")
     common.add_argument("--format", metavar="NAME", help="result format (default: text)")
-    common.add_argument("--policy", metavar="NAME", help="path policy (default: roots)")
+    common.add_argument("--policy", metavar="NAME", help="path policy: roots (default) or workspace (relative paths only, plugin fsmcp-workspace)")
+    common.add_argument("--require-workspace", action="store_true", default=None, help="refuse every path until the client calls set_workspace")
     common.add_argument("--budget", type=int, metavar="CHARS", help="the most text characters one result carries (default: 80000)")
     common.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"], help="stderr log level")
 
@@ -44,6 +45,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         "disable": args.disable,
         "format": args.format,
         "policy": args.policy,
+        "require_workspace": args.require_workspace,
         "budget": args.budget,
     }
     return build_settings(file_values, cli_values)
@@ -74,11 +76,16 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{info.name:<14} {version:<24} {status}" + (f"  tools: {', '.join(shown)}" if shown else ""))
         return 0
 
+    if host.settings.require_workspace and "set_workspace" not in host.tools:
+        # Without the tool that lifts it, the requirement would refuse every call forever.
+        print("fsmcp: error: --require-workspace needs the set_workspace tool (plugin fsmcp-workspace), which is not offered", file=sys.stderr)
+        return 2
+
     import anyio
 
     from .server import serve_stdio
 
-    roots = ", ".join(r.describe() for r in host.roots.roots)
+    roots = ", ".join(r.describe() for r in host.roots.operator)
     print(f"fsmcp: serving {len(host.tools)} tools over stdio on {roots}", file=sys.stderr)
     try:
         anyio.run(serve_stdio, host)

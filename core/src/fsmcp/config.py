@@ -24,6 +24,8 @@ class Settings:
     disable: list[str] = field(default_factory=list)
     format: str = "text"
     policy: str = "roots"
+    require_workspace: bool = False
+    """Refuse every path until the client has called ``set_workspace`` (plugin fsmcp-workspace)."""
     budget: int = DEFAULT_BUDGET
     """Characters of text one tool result may carry before it is truncated with a notice."""
     max_file_bytes: int = 50 * 1024 * 1024
@@ -95,6 +97,8 @@ def _check(settings: Settings) -> None:
         raise ConfigError("budget must be a whole number of characters, at least 1000")
     if not isinstance(settings.max_file_bytes, int) or settings.max_file_bytes < 1:
         raise ConfigError("max_file_bytes must be a positive whole number")
+    if not isinstance(settings.require_workspace, bool):
+        raise ConfigError("require_workspace must be true or false")
     for name in ("roots", "enable", "disable"):
         value = getattr(settings, name)
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):

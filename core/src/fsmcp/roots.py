@@ -1,12 +1,16 @@
-"""The allowed roots and the default path policy: is this path inside, and may it be written?"""
+"""The allowed roots, narrowed per client by its MCP roots, and the default path policy."""
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
+from urllib.parse import unquote_to_bytes, urlsplit
 
 from .errors import ErrorCode, ToolError
 
@@ -51,17 +55,64 @@ class ResolvedPath:
 _WINDOWS_PATH = re.compile(r"^(?:[A-Za-z]:(?:[\\/]|$)|\\\\)")
 
 
+class View:
+    """One client's view of the roots: the usable roots and the workspace relative paths use.
+
+    The operator's roots, narrowed by the client's MCP roots when it offers some. ``chosen``
+    says ``set_workspace`` picked the workspace; ``refusal`` is set when no path is usable
+    (the client's roots and the operator's do not overlap) and says why.
+    """
+
+    def __init__(self, roots: list[Root], workspace: Path):
+        self.roots = roots
+        self.workspace = workspace
+        self.chosen = False
+        self.refusal: str | None = None
+
+
 class RootSet:
-    """The operator's roots, the global read-only switch and the workspace for relative paths."""
+    """The operator's roots, the global read-only switch, and the view each client has of them.
+
+    ``operator`` is what the operator configured. ``roots`` and ``workspace`` are the current
+    client's view: the server enters one :class:`View` per connection (:meth:`viewing`), so
+    one client's MCP roots or ``set_workspace`` never reach another; outside any connection
+    (a direct ``host.call``, start-up) a default view over the operator's roots applies.
+    """
 
     def __init__(self, roots: list[Root], *, read_only: bool = False, workspace: Path | None = None):
         if not roots:
             raise ValueError("at least one root is required")
-        self.roots = roots
+        self.operator = list(roots)
         self.read_only = read_only
-        self.workspace = workspace or roots[0].path
-        # Longest first, so a nested root (say /a/b:ro inside /a) decides for its own subtree.
-        self._by_depth = sorted(roots, key=lambda r: len(r.path.parts), reverse=True)
+        self._workspace = workspace or roots[0].path
+        self._view: ContextVar[View] = ContextVar("fsmcp_view", default=self.new_view())
+
+    def new_view(self) -> View:
+        """A fresh view: the operator's roots, the operator's workspace, nothing chosen."""
+        return View(self.operator, self._workspace)
+
+    @contextmanager
+    def viewing(self, view: View) -> Iterator[View]:
+        """Resolve paths through ``view`` inside this block (and the threads it starts)."""
+        token = self._view.set(view)
+        try:
+            yield view
+        finally:
+            self._view.reset(token)
+
+    @property
+    def view(self) -> View:
+        return self._view.get()
+
+    @property
+    def roots(self) -> list[Root]:
+        """The usable roots: the operator's, narrowed by the current client's MCP roots."""
+        return self.view.roots
+
+    @property
+    def workspace(self) -> Path:
+        """Where relative paths resolve: ``set_workspace``'s choice, else the first usable root."""
+        return self.view.workspace
 
     @classmethod
     def from_specs(cls, specs: list[str], *, read_only: bool = False, base: Path | None = None) -> tuple[RootSet, list[str]]:
@@ -88,10 +139,7 @@ class RootSet:
         return cls(roots, read_only=read_only), warnings
 
     def containing(self, real: Path) -> Root | None:
-        for root in self._by_depth:
-            if real == root.path or real.is_relative_to(root.path):
-                return root
-        return None
+        return _containing(real, self.roots)
 
     def writable(self, root: Root) -> bool:
         return not (self.read_only or root.read_only)
@@ -116,8 +164,24 @@ class RootSet:
             raw = os.path.join(self.workspace, raw)
         return raw
 
-    def confine(self, raw: str, access: Access, follow_links: bool = True) -> ResolvedPath:
-        """The default policy: the real path must lie inside a root, component by component."""
+    def confine(self, raw: str, access: Access, follow_links: bool = True, *, require_workspace: bool = False) -> ResolvedPath:
+        """The default policy: the real path must lie inside a usable root, component by component.
+
+        With ``require_workspace`` (the ``require_workspace`` setting) every path is refused
+        until ``set_workspace`` has chosen the workspace for this client.
+        """
+        view = self.view
+        if view.refusal:
+            raise ToolError(ErrorCode.ACCESS_DENIED, view.refusal)
+        if require_workspace and not view.chosen:
+            raise ToolError(
+                ErrorCode.ACCESS_DENIED,
+                "no workspace is set (the server runs with --require-workspace): call set_workspace first "
+                "with a directory inside " + ", ".join(str(r.path) for r in view.roots),
+            )
+        return self._confine(raw, access, follow_links)
+
+    def _confine(self, raw: str, access: Access, follow_links: bool) -> ResolvedPath:
         absolute = self.absolute(raw)
         real = self._realpath(absolute, follow_links)
         root = self.containing(real)
@@ -132,6 +196,66 @@ class RootSet:
             raise ToolError(ErrorCode.READ_ONLY, f"cannot change {real}: {why}")
         return ResolvedPath(real, root, access, follow_links)
 
+    def set_workspace(self, raw: str) -> Path:
+        """Make ``raw`` (a directory inside the usable roots) the current client's workspace."""
+        view = self.view
+        if view.refusal:
+            raise ToolError(ErrorCode.ACCESS_DENIED, view.refusal)
+        real = self._confine(raw, Access.READ, True).path
+        if not real.exists():
+            raise ToolError(ErrorCode.NOT_FOUND, f"{raw!r} does not exist; give an existing directory (create_directory makes one)")
+        if not real.is_dir():
+            raise ToolError(ErrorCode.NOT_DIRECTORY, f"{raw!r} is not a directory; the workspace must be one (the file's parent, say)")
+        view.workspace, view.chosen = real, True
+        return real
+
+    def narrow(self, view: View, uris: list[object]) -> list[str]:
+        """Apply a client's MCP roots (``file://`` URIs) to ``view``. Returns why any was refused.
+
+        The usable roots become the intersection of the client's roots with the operator's: a
+        client root inside an operator root narrows it (keeping its read-only flag), an
+        operator root inside a client root stays, and a client root never widens anything. A
+        malformed root is refused alone. An empty list narrows nothing: the client named no roots.
+        """
+        paths: list[Path] = []
+        problems: list[str] = []
+        for uri in uris:
+            try:
+                paths.append(root_path(uri))
+            except ValueError as exc:
+                problems.append(f"client root {uri!r} refused: {exc}")
+        roots = self._intersect(paths) if uris else self.operator
+        view.roots = roots
+        view.refusal = None if roots else self._no_overlap(uris, paths)
+        if not (view.chosen and _containing(view.workspace, roots)):
+            view.chosen = False
+            view.workspace = roots[0].path if roots and roots is not self.operator else self._workspace
+        return problems
+
+    def _intersect(self, client: list[Path]) -> list[Root]:
+        usable: dict[Path, Root] = {}
+        for path in client:
+            outer = _containing(path, self.operator)
+            if outer is not None:
+                usable.setdefault(path, Root(path, outer.read_only))
+            for root in self.operator:
+                if root.path.is_relative_to(path):
+                    usable.setdefault(root.path, root)
+        return list(usable.values())
+
+    def _no_overlap(self, uris: list[object], paths: list[Path]) -> str:
+        ours = ", ".join(str(r.path) for r in self.operator)
+        if not paths:
+            return (
+                f"none of the client's MCP roots ({', '.join(map(repr, uris))}) is a usable file:// directory, so no "
+                f"path is allowed; the client should offer roots inside the server's allowed directories: {ours}"
+            )
+        return (
+            f"the client's MCP roots ({', '.join(map(str, paths))}) and the server's allowed directories ({ours}) "
+            "do not overlap, so no path is allowed; open a folder inside the server's directories in the client, "
+            "or start the server with a root that covers the client's"
+        )
+
     @staticmethod
     def _realpath(absolute: str, follow_links: bool) -> Path:
         # realpath resolves `..` physically, after the symlink before it, as the kernel would;
@@ -143,3 +267,34 @@ class RootSet:
         if name in ("", ".", ".."):
             return Path(os.path.realpath(absolute))
         return Path(os.path.realpath(head)) / name
+
+
+def _containing(real: Path, roots: list[Root]) -> Root | None:
+    # The deepest root first, so a nested root (say /a/b:ro inside /a) decides for its own subtree.
+    for root in sorted(roots, key=lambda r: len(r.path.parts), reverse=True):
+        if real == root.path or real.is_relative_to(root.path):
+            return root
+    return None
+
+
+def root_path(uri: object) -> Path:
+    """The real directory a client's ``file://`` root names; ValueError says why it is unusable."""
+    if not isinstance(uri, str):
+        raise ValueError("a root's uri must be a string")
+    parts = urlsplit(uri)
+    if parts.scheme.lower() != "file":
+        raise ValueError("only file:// roots name directories")
+    if parts.netloc not in ("", "localhost"):
+        raise ValueError(f"the root is on another host ({parts.netloc}); only local directories are served")
+    if parts.query or parts.fragment:
+        raise ValueError("a file:// root has no query or fragment")
+    # Bytes, not text: a directory's name need not be UTF-8, and its URI escapes it byte by byte.
+    path = os.fsdecode(unquote_to_bytes(parts.path))
+    if not path.startswith("/"):
+        raise ValueError("the root is not an absolute path")
+    if "\x00" in path:
+        raise ValueError("the root's path holds a NUL byte")
+    real = Path(os.path.realpath(path))
+    if not real.is_dir():
+        raise ValueError("the root is not an existing directory on the server")
+    return real

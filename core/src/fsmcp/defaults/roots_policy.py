@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..config import Settings
 from ..hooks import hookimpl
 from ..roots import Access, ResolvedPath, RootSet
 
@@ -9,7 +10,9 @@ NAME = "roots"
 
 
 @hookimpl
-def fsmcp_resolve_path(raw: str, access: Access, follow_links: bool, policy: str, roots: RootSet) -> ResolvedPath | None:
+def fsmcp_resolve_path(
+    raw: str, access: Access, follow_links: bool, policy: str, roots: RootSet, settings: Settings
+) -> ResolvedPath | None:
     if policy != NAME:
         return None
-    return roots.confine(raw, access, follow_links)
+    return roots.confine(raw, access, follow_links, require_workspace=settings.require_workspace)

@@ -1,0 +1,79 @@
+"""Fixtures for the workspace plugin's tests: real files in tmp_path, the SDK's client in process."""
+
+from __future__ import annotations
+
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import fsmcp_read.hooks
+import fsmcp_workspace.hooks
+import fsmcp_write.hooks
+import pytest
+from fsmcp.testing import connect, host_for, text_of
+
+PLUGINS = [("read", fsmcp_read.hooks), ("write", fsmcp_write.hooks), ("workspace", fsmcp_workspace.hooks)]
+
+
+class Session:
+    def __init__(self, client):
+        self.client = client
+
+    async def call(self, name: str, **args) -> tuple[bool, str]:
+        result = await self.client.call_tool(name, args)
+        return bool(result.is_error), text_of(result)
+
+    async def ok(self, name: str, **args) -> str:
+        is_error, text = await self.call(name, **args)
+        assert not is_error, text
+        return text
+
+    async def fail(self, name: str, code: str, **args) -> str:
+        is_error, text = await self.call(name, **args)
+        assert is_error, text
+        assert text.startswith(f"{code}: "), text
+        return text
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    """The allowed root, with a project inside it and a secret beside it."""
+    path = tmp_path.resolve() / "root"
+    (path / "project" / "src").mkdir(parents=True)
+    (path / "project" / "notes.txt").write_text("project notes\n")
+    (path / "top.txt").write_text("top\n")
+    (tmp_path / "secret.txt").write_text("SECRET")
+    return path
+
+
+@pytest.fixture
+def make_host(root: Path):
+    """``make_host(*roots, **settings)``: a host with read, write and workspace, over ``root`` by default."""
+
+    def make(*roots, **settings):
+        return host_for(roots or [root], PLUGINS, **settings)
+
+    return make
+
+
+@pytest.fixture
+def session():
+    """``async with session(host) as s``: one client connected to ``host``."""
+
+    @asynccontextmanager
+    async def open_session(host):
+        async with connect(host) as client:
+            yield Session(client)
+
+    return open_session
+
+
+@pytest.fixture
+def server(make_host, session):
+    """``async with server(*roots, **settings) as s``: a new host and one client on it."""
+
+    @asynccontextmanager
+    async def open_session(*roots, **settings):
+        async with session(make_host(*roots, **settings)) as s:
+            yield s
+
+    return open_session
