@@ -1,0 +1,97 @@
+"""The shell tools' arguments: the wire schema every client sees (camelCase names)."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from pydantic import Field, field_validator, model_validator
+
+from fsmcp import ToolInput
+
+from .report import MAX_OUTPUT_BYTES
+
+MAX_ARGS = 256
+MAX_ARG_CHARS = 8192
+
+_CWD = "Directory the command runs in: absolute, or relative to the workspace; inside the allowed roots. Default: the workspace."
+_TIMEOUT = (
+    "Seconds before the command is stopped (its process group gets SIGTERM, then SIGKILL after a grace period); "
+    "at most the server's limit, which the tool description states. Default 30."
+)
+_MAX_OUTPUT = f"Bytes of standard output, and separately of standard error, to keep (at most {MAX_OUTPUT_BYTES}); the rest is counted and reported as truncated."
+
+
+class _Limits(ToolInput):
+    """Seed 003's names for the working directory and the timeout, which both tools accept.
+
+    Each tool declares its own fields so that the schema lists the command first.
+    """
+
+    aliases: ClassVar[dict[str, str]] = {"cwd": "workingDirectory"}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _milliseconds(cls, data: Any) -> Any:
+        # Seed 003 names the timeout timeoutMs, in milliseconds.
+        if isinstance(data, dict) and "timeoutMs" in data:
+            data = dict(data)
+            value = data.pop("timeoutMs")
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                value = value / 1000
+            data.setdefault("timeout", value)
+        return data
+
+
+class RunCommandInput(_Limits):
+    command: str = Field(
+        min_length=1,
+        description="One program name from the allowlist, bare (no path, no arguments): grep, not /usr/bin/grep or 'grep -n x'.",
+    )
+    args: list[str] = Field(
+        default_factory=list,
+        max_length=MAX_ARGS,
+        description="The arguments, one string each, passed to the program as they are: no shell, so quotes, globs (*), "
+        "~, $VAR, ;, |, > and $(...) mean nothing special. Example: [\"-n\", \"TODO\", \"src/app.py\"].",
+    )
+    working_directory: str | None = Field(None, description=_CWD)
+    timeout: float = Field(30, gt=0, description=_TIMEOUT)
+    max_output_bytes: int = Field(65536, ge=1, le=MAX_OUTPUT_BYTES, description=_MAX_OUTPUT)
+
+    @field_validator("args", mode="before")
+    @classmethod
+    def _a_list(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            raise ValueError('args is a list with one string per argument, e.g. ["-n", "TODO", "app.py"]; nothing splits a string into arguments')
+        return value
+
+    @field_validator("args")
+    @classmethod
+    def _passable(cls, value: list[str]) -> list[str]:
+        for arg in value:
+            _receivable(arg, "an argument")
+            if len(arg) > MAX_ARG_CHARS:
+                raise ValueError(f"an argument is {len(arg):,} characters long; the limit is {MAX_ARG_CHARS:,}")
+        return value
+
+
+class RunShellInput(_Limits):
+    command: str = Field(min_length=1, description="A command line for /bin/sh -c: pipes, redirections, globs and variables work.")
+    working_directory: str | None = Field(None, description=_CWD)
+    timeout: float = Field(30, gt=0, description=_TIMEOUT)
+    max_output_bytes: int = Field(65536, ge=1, le=MAX_OUTPUT_BYTES, description=_MAX_OUTPUT)
+
+    @field_validator("command")
+    @classmethod
+    def _passable(cls, value: str) -> str:
+        _receivable(value, "the command")
+        return value
+
+
+def _receivable(text: str, what: str) -> None:
+    if "\x00" in text:
+        raise ValueError(f"{what} holds a NUL byte, which no program can receive")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        # JSON can carry a lone surrogate; no argument vector can.
+        raise ValueError(f"{what} holds a lone surrogate (\\u{ord(text[exc.start]):04x}), which no program can receive") from None

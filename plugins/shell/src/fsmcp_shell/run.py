@@ -1,0 +1,129 @@
+"""run_command and run_shell: every check, in order, then the process, then the report.
+
+Nothing is spawned until every check has passed: the name, the allowlist, the working
+directory, the argument rules and every path an argument can name.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Awaitable, Callable
+
+import anyio
+
+from fsmcp import Access, ErrorCode, ResolvedPath, ToolContext, ToolError, ToolResult
+
+from .argv import Refused, parse
+from .models import RunCommandInput, RunShellInput
+from .options import ShellOptions
+from .place import check_paths, environment, locate, search_path, working_directory
+from .process import execute
+from .report import report
+from .specs import SPECS, UNKNOWN
+
+SHELL = "/bin/sh"
+_sandbox_support: dict[str, bool] = {}
+
+
+async def run_command(args: RunCommandInput, ctx: ToolContext) -> ToolResult:
+    options = ShellOptions.load(ctx.options)
+    command = args.command
+    _check_name(command, options)
+    read_only = options.is_read_only(command)
+    cwd = _cwd(args.working_directory, read_only, command, options, ctx)
+    spec = SPECS.get(command, UNKNOWN)
+    try:
+        parsed = parse(spec, args.args)
+    except Refused as refused:
+        raise ToolError(
+            ErrorCode.COMMAND_NOT_ALLOWED,
+            f"{command} argument {refused.argument!r} is refused: {refused}. Nothing was run",
+            {"argument": refused.argument},
+        ) from None
+    # A command that may write gets write access checked for every path it names.
+    check_paths(parsed.paths, cwd, Access.READ if read_only else Access.WRITE, ctx, command)
+    timeout = _timeout(args.timeout, options)
+    path = search_path(options, ctx)
+    program = locate(command, path, ctx)
+    env = environment(options, path)
+    sandbox = ["--sandbox"] if spec.sandbox and await _has_sandbox(program, env) else []
+    argv = [command, *sandbox, *parsed.added, *args.args]
+    done = await execute(
+        argv, cwd=str(cwd.path), env=env, timeout=timeout, grace=options.kill_grace, cap=args.max_output_bytes,
+        tick=_progress(ctx, command, timeout),
+    )
+    return report(done, command=command, args=args.args, cwd=str(cwd.path), timeout=timeout, grace=options.kill_grace, budget=ctx.budget)
+
+
+async def run_shell(args: RunShellInput, ctx: ToolContext) -> ToolResult:
+    options = ShellOptions.load(ctx.options)
+    cwd = working_directory(args.working_directory, Access.READ, ctx)
+    if not ctx.fs.roots.writable(cwd.root):
+        raise ToolError(ErrorCode.READ_ONLY, f"run_shell can change anything, and {_why_read_only(cwd, ctx)}; use run_command with a read-only command")
+    timeout = _timeout(args.timeout, options)
+    env = environment(options, search_path(options, ctx))
+    done = await execute(
+        [SHELL, "-c", args.command], cwd=str(cwd.path), env=env, timeout=timeout, grace=options.kill_grace,
+        cap=args.max_output_bytes, tick=_progress(ctx, "the shell command", timeout),
+    )
+    return report(done, command=SHELL, args=["-c", args.command], cwd=str(cwd.path), timeout=timeout, grace=options.kill_grace, budget=ctx.budget)
+
+
+def _check_name(command: str, options: ShellOptions) -> None:
+    allowed = f"Allowed commands: {', '.join(sorted(options.allow)) or '(none)'}"
+    if any(c.isspace() for c in command):
+        words = command.split() or [""]
+        example = json.dumps({"command": words[0], "args": words[1:]})
+        raise ToolError(ErrorCode.INVALID_PARAMS, f"command is one program name; put its arguments in args, one string each: {example}. {allowed}")
+    if "/" in command or command in (".", ".."):
+        raise ToolError(ErrorCode.COMMAND_NOT_ALLOWED, f"{command!r} is a path; give a bare command name, found on the server's PATH. {allowed}")
+    if command not in options.allow:
+        raise ToolError(ErrorCode.COMMAND_NOT_ALLOWED, f"{command} is not an allowed command. {allowed}", {"allowed": sorted(options.allow)})
+
+
+def _cwd(raw: str | None, read_only: bool, command: str, options: ShellOptions, ctx: ToolContext) -> ResolvedPath:
+    cwd = working_directory(raw, Access.READ, ctx)
+    if read_only:
+        return cwd
+    if not ctx.fs.roots.writable(cwd.root):
+        usable = sorted(c for c in options.allow if options.is_read_only(c))
+        raise ToolError(
+            ErrorCode.READ_ONLY,
+            f"{command} is not a known read-only command, and {_why_read_only(cwd, ctx)}; "
+            f"here only read-only commands run: {', '.join(usable) or '(none)'}",
+        )
+    return ctx.fs.resolve(cwd, Access.WRITE)
+
+
+def _why_read_only(cwd: ResolvedPath, ctx: ToolContext) -> str:
+    return "the server runs with --read-only" if ctx.fs.roots.read_only else f"{cwd.root.path} is a read-only root"
+
+
+def _timeout(asked: float, options: ShellOptions) -> float:
+    if asked > options.max_timeout:
+        raise ToolError(
+            ErrorCode.INVALID_PARAMS,
+            f"timeout {asked:g} s is over this server's limit of {options.max_timeout:g} s; ask for at most that, or for less work",
+        )
+    return asked
+
+
+def _progress(ctx: ToolContext, what: str, timeout: float) -> Callable[[float], Awaitable[None]]:
+    async def tick(elapsed: float) -> None:
+        await ctx.aprogress(elapsed, timeout, f"{what} has run for {elapsed:g} s")
+
+    return tick
+
+
+async def _has_sandbox(program: str, env: dict[str, str]) -> bool:
+    """Whether ``program --sandbox`` is understood (GNU sed, gawk: no file writes, reads or commands
+    from the script), a second wall behind this plugin's own script checks."""
+    if program not in _sandbox_support:
+        try:
+            with anyio.fail_after(5):
+                probe = await anyio.run_process([program, "--sandbox", "--version"], stdin=subprocess.DEVNULL, env=env, check=False)
+            _sandbox_support[program] = probe.returncode == 0
+        except (OSError, TimeoutError):
+            _sandbox_support[program] = False
+    return _sandbox_support[program]

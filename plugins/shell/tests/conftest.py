@@ -1,0 +1,138 @@
+"""Helpers for the shell plugin's tests: real trees on disk, the SDK's client in process."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import types
+
+import fsmcp_shell.hooks
+import fsmcp_shell.process
+from fsmcp.testing import connect, host_for
+
+
+def processes_with(marker: str) -> list[int]:
+    """Live (not zombie) processes whose command line contains ``marker``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            argv = Path(f"/proc/{entry}/cmdline").read_bytes()
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        if marker.encode() in argv and stat[stat.rindex(")") + 2] != "Z":
+            found.append(int(entry))
+    return found
+
+
+@pytest.fixture
+def root(tmp_path):
+    path = tmp_path / "root"
+    path.mkdir()
+    return path.resolve()
+
+
+@pytest.fixture
+def outside(tmp_path):
+    """A directory beside the root, outside it, with a secret in it."""
+    path = tmp_path / "outside"
+    path.mkdir()
+    (path / "secret.txt").write_text("TOP-SECRET\n")
+    return path.resolve()
+
+
+@pytest.fixture
+def call(root):
+    """``await call(args, roots=[...], tool="run_command", shell={...}, **settings)``: one call.
+
+    ``shell`` is the ``[plugins.shell]`` section.
+    """
+
+    async def call(args: dict, *, roots=None, tool: str = "run_command", shell: dict | None = None, **settings) -> types.CallToolResult:
+        host = host_for(roots or [root], [("shell", fsmcp_shell.hooks)], plugins={"shell": shell or {}}, **settings)
+        async with connect(host) as client:
+            return await client.call_tool(tool, args)
+
+    return call
+
+
+@pytest.fixture
+def ok():
+    """The text of a result that must not be an error."""
+
+    def ok(result: types.CallToolResult) -> str:
+        assert not result.is_error, result.content[0].text
+        return "\n".join(block.text for block in result.content if isinstance(block, types.TextContent))
+
+    return ok
+
+
+@pytest.fixture
+def failure():
+    """``(code, message)`` of a result that must be an error."""
+
+    def failure(result: types.CallToolResult) -> tuple[str, str]:
+        assert result.is_error, f"expected an error, got {result.content!r}"
+        code, _, message = result.content[0].text.partition(": ")
+        return code, message
+
+    return failure
+
+
+@pytest.fixture
+def spawned(monkeypatch):
+    """Every argv the plugin hands to the operating system, in order."""
+    calls: list[list[str]] = []
+    real = anyio.open_process
+
+    async def recording(command, **kwargs):
+        calls.append(list(command))
+        return await real(command, **kwargs)
+
+    monkeypatch.setattr(fsmcp_shell.process.anyio, "open_process", recording)
+    return calls
+
+
+@pytest.fixture
+def new_marker():
+    """``new_marker()``: a sleep duration no other process carries, so that a test finds its own
+    processes by command line (other test runs on the machine use other ones). Whatever still
+    carries one after the test is killed, so that a failing test leaves nothing behind."""
+    made: list[str] = []
+    pid = os.getpid()
+
+    def marker() -> str:
+        made.append(f"987.{pid:07}{len(made):02}")  # fixed width: no marker is a prefix of another
+        return made[-1]
+
+    yield marker
+    for mark in made:
+        for leftover in processes_with(mark):
+            try:
+                os.kill(leftover, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+@pytest.fixture
+def gone():
+    """``await gone(marker)``: wait (at most 10 s) until no process carries ``marker``."""
+
+    async def gone(marker: str) -> None:
+        with anyio.fail_after(10):
+            while processes_with(marker):
+                await anyio.sleep(0.05)
+
+    return gone
+
+
+@pytest.fixture
+def running():
+    """``processes_with(marker)``: the live processes whose command line holds ``marker``."""
+    return processes_with
