@@ -80,10 +80,12 @@ async def test_seed_mkdir(server, workspace):
     assert not (workspace.parent / "outside").exists()
 
 
-@pytest.mark.xfail(strict=True, reason="create_directory has no `recursive` parameter (seed 003's mkdir has one); the write plugin refuses it")
 async def test_seed_mkdir_with_recursive_as_written(server, workspace):
     async with server(policy="workspace") as s:
         await s.ok("create_directory", dir="src/components", recursive=True)
+        await s.fail("create_directory", "NOT_FOUND", dir="lib/deeper/still", recursive=False)
+    assert (workspace / "src" / "components").is_dir()
+    assert not (workspace / "lib").exists()
 
 
 # -- the policy's rules ----------------------------------------------------------------------------

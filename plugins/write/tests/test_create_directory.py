@@ -57,3 +57,10 @@ async def test_an_empty_path_is_invalid_params(server, root):
     async with server() as s:
         await s.fail("create_directory", "INVALID_PARAMS", path="")
         await s.fail("create_directory", "INVALID_PARAMS")
+
+
+async def test_recursive_false_needs_the_parent(server, root):
+    async with server() as s:
+        await s.fail("create_directory", "NOT_FOUND", path="a/b/c", recursive=False)
+        await s.ok("create_directory", path="a", recursive=False)
+    assert (root / "a").is_dir() and not (root / "a" / "b").exists()

@@ -10,7 +10,7 @@ EXPECTED = {
     # name: (parameters with their defaults (None: required), readOnly, destructive, idempotent)
     "write_file": ({"path": None, "content": None, "encoding": "utf-8"}, False, True, True),
     "append_file": ({"path": None, "content": None, "ensureNewline": True, "create": False}, False, True, False),
-    "create_directory": ({"path": None}, False, False, True),
+    "create_directory": ({"path": None, "recursive": True}, False, False, True),
     "copy_file": ({"source": None, "destination": None, "overwrite": False}, False, True, True),
     "move_file": ({"source": None, "destination": None, "overwrite": False}, False, True, False),
     "delete_file": ({"path": None, "recursive": False}, False, True, False),

@@ -21,7 +21,7 @@ def create_directory(args: CreateDirectoryInput, ctx: ToolContext) -> ToolResult
             ErrorCode.NOT_DIRECTORY,
             f"{target} already exists and is a file, not a directory; choose another path, or delete the file first",
         )
-    created = ctx.fs.mkdir(target)
+    created = ctx.fs.mkdir(target, parents=args.recursive)
     text = f"Successfully created directory {target}" if created else f"Directory {target} already exists; nothing changed"
     return ToolResult.text(text, {"path": str(target), "created": created})
 

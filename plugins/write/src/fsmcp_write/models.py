@@ -35,6 +35,10 @@ class CreateDirectoryInput(ToolInput):
     aliases: ClassVar[dict[str, str]] = {"dir": "path"}
 
     path: str = Field(description="Directory to create, with any missing parents (like mkdir -p).")
+    recursive: bool = Field(
+        default=True,
+        description="Create missing parent directories too (mkdir -p). False: the parent must exist, else NOT_FOUND.",
+    )
 
 
 class TransferInput(ToolInput):
