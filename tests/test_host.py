@@ -283,3 +283,19 @@ async def test_a_tool_can_run_other_offered_tools(root):
     async with connect(host_for([root], [("sample", SAMPLE), ("composite", composite)])) as client:
         result = await client.call_tool("twice", {"path": "a.txt"})
     assert text_of(result) == "hello | NOT_FOUND | INVALID_PARAMS"
+
+
+@pytest.mark.anyio
+async def test_no_policy_can_skip_the_required_workspace(root):
+    lax = pytypes.SimpleNamespace()
+
+    @hookimpl
+    def fsmcp_resolve_path(raw, access, follow_links, policy, roots):
+        if policy != "lax":
+            return None
+        return roots.confine(raw, access, follow_links)  # forgets require_workspace
+
+    lax.fsmcp_resolve_path = fsmcp_resolve_path
+    async with connect(host_for([root], [("sample", SAMPLE), ("lax", lax)], policy="lax", require_workspace=True)) as client:
+        result = await client.call_tool("peek", {"path": "a.txt"})
+    assert result.is_error and "call set_workspace first" in text_of(result)

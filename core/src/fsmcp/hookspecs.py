@@ -59,7 +59,9 @@ def fsmcp_resolve_path(
     """Turn a raw path argument into a path the tool may use, or refuse it.
 
     Every file operation of every tool passes through here (through ``ctx.fs``). The policy
-    named by the ``policy`` setting answers; others return None. The default, ``roots``,
+    named by the ``policy`` setting answers; others return None. Before asking, the host has
+    already refused every path when no root is usable for this client (its MCP roots and the
+    operator's do not overlap) or when ``--require-workspace`` is set and no workspace chosen. The default, ``roots``,
     admits a path whose real path lies inside an allowed root. A policy that only rewrites the
     raw path (for example workspace-relative) still confines through ``roots.confine``.
 

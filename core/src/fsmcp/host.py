@@ -71,11 +71,9 @@ class Host:
 
     def _probe(self) -> None:
         try:
-            self.resolve_path(".", Access.READ)
+            self._ask_policy(".", Access.READ, True)
         except ToolError:
             pass  # the policy answered, if only to refuse
-        except HostError:
-            raise
         if self.pm.hook.fsmcp_format_result(tool=None, outcome=ToolResult(), format=self.settings.format, settings=self.settings) is None:
             raise HostError(f"no installed plugin provides the result format {self.settings.format!r}")
 
@@ -88,14 +86,20 @@ class Host:
     # -- path policy --------------------------------------------------------------------------
 
     def resolve_path(self, raw: str, access: Access, follow_links: bool = True) -> ResolvedPath:
+        # Before any policy answers, so that no policy (ours or a third party's) can skip it.
+        self.roots.check_usable(require_workspace=self.settings.require_workspace)
+        resolved = self._ask_policy(raw, access, follow_links)
+        for reason in self.pm.hook.fsmcp_check_path(path=resolved, access=access, settings=self.settings):
+            if reason:
+                raise ToolError(ErrorCode.ACCESS_DENIED, f"{raw!r} is refused: {reason}")
+        return resolved
+
+    def _ask_policy(self, raw: str, access: Access, follow_links: bool) -> ResolvedPath:
         resolved = self.pm.hook.fsmcp_resolve_path(
             raw=raw, access=access, follow_links=follow_links, policy=self.settings.policy, roots=self.roots, settings=self.settings
         )
         if resolved is None:
             raise HostError(f"no installed plugin provides the path policy {self.settings.policy!r}")
-        for reason in self.pm.hook.fsmcp_check_path(path=resolved, access=access, settings=self.settings):
-            if reason:
-                raise ToolError(ErrorCode.ACCESS_DENIED, f"{raw!r} is refused: {reason}")
         return resolved
 
     # -- formatting ---------------------------------------------------------------------------

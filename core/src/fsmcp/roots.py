@@ -170,6 +170,11 @@ class RootSet:
         With ``require_workspace`` (the ``require_workspace`` setting) every path is refused
         until ``set_workspace`` has chosen the workspace for this client.
         """
+        self.check_usable(require_workspace=require_workspace)
+        return self._confine(raw, access, follow_links)
+
+    def check_usable(self, *, require_workspace: bool = False) -> None:
+        """Refuse every path when no root is usable, or a workspace is required and not chosen."""
         view = self.view
         if view.refusal:
             raise ToolError(ErrorCode.ACCESS_DENIED, view.refusal)
@@ -179,7 +184,6 @@ class RootSet:
                 "no workspace is set (the server runs with --require-workspace): call set_workspace first "
                 "with a directory inside " + ", ".join(str(r.path) for r in view.roots),
             )
-        return self._confine(raw, access, follow_links)
 
     def _confine(self, raw: str, access: Access, follow_links: bool) -> ResolvedPath:
         absolute = self.absolute(raw)
