@@ -6,7 +6,7 @@ import codecs
 import io
 from typing import ClassVar
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from fsmcp import READ_ONLY, Tool, ToolContext, ToolInput, ToolResult
 
@@ -21,6 +21,16 @@ class WordCountInput(ToolInput):
     )
 
     aliases: ClassVar[dict[str, str]] = {"file": "path"}
+
+
+class WordCountOutput(BaseModel):
+    """The same counts as structuredContent, for clients that read it (and the json format)."""
+
+    path: str
+    lines: int
+    words: int
+    bytes: int
+    characters: int
 
 
 class Tally:
@@ -86,6 +96,7 @@ TOOLS = [
             "'<path>: N lines, N words, N bytes, N characters'."
         ),
         input_model=WordCountInput,
+        output_model=WordCountOutput,
         function=word_count,
         annotations=READ_ONLY,
     ),

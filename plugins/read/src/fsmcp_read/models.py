@@ -1,11 +1,11 @@
-"""The read tools' arguments: the wire schema every client sees (camelCase names)."""
+"""The read tools' arguments (the wire schema every client sees, camelCase names) and outputs."""
 
 from __future__ import annotations
 
 import re
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field, model_validator
+from pydantic import BaseModel, Field, model_validator
 
 from fsmcp import ToolInput
 
@@ -109,3 +109,27 @@ class PathInput(ToolInput):
 
 class NoInput(ToolInput):
     pass
+
+
+# Output models: the facts returned as structuredContent, beside the text. Tools whose text
+# is their payload (file content, listings, trees) declare none, so nothing is sent twice.
+
+
+class FileInfoOutput(BaseModel):
+    path: str
+    type: Literal["file", "directory", "symlink", "other"]
+    size: int
+    created: str
+    modified: str
+    accessed: str
+    permissions: str
+    target: str | None = None
+
+
+class AllowedDirectory(BaseModel):
+    path: str
+    access: Literal["read-write", "read-only"]
+
+
+class AllowedDirectoriesOutput(BaseModel):
+    directories: list[AllowedDirectory]

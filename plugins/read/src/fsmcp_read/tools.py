@@ -4,7 +4,16 @@ from fsmcp import READ_ONLY, Tool
 
 from .info import get_file_info, list_allowed_directories
 from .listing import list_directory
-from .models import DirectoryTreeInput, ListDirectoryInput, NoInput, PathInput, ReadFileInput, ReadMultipleInput
+from .models import (
+    AllowedDirectoriesOutput,
+    DirectoryTreeInput,
+    FileInfoOutput,
+    ListDirectoryInput,
+    NoInput,
+    PathInput,
+    ReadFileInput,
+    ReadMultipleInput,
+)
 from .multi import read_multiple_files
 from .read_file import read_file
 from .tree import directory_tree
@@ -59,6 +68,7 @@ TOOLS = [
         get_file_info,
         READ_ONLY,
         title="Get file info",
+        output_model=FileInfoOutput,
     ),
     Tool(
         "list_allowed_directories",
@@ -67,5 +77,6 @@ TOOLS = [
         list_allowed_directories,
         READ_ONLY,
         title="List allowed directories",
+        output_model=AllowedDirectoriesOutput,
     ),
 ]

@@ -1,11 +1,11 @@
-"""The argument models of the write tools (snake_case here, camelCase on the wire)."""
+"""The argument models of the write tools (snake_case here, camelCase on the wire), and their outputs."""
 
 from __future__ import annotations
 
 from typing import ClassVar, Literal
 
 from fsmcp import ToolInput
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 _PATH = "File path: absolute, or relative to the workspace; must lie inside an allowed directory."
 
@@ -57,3 +57,36 @@ class TransferInput(ToolInput):
 class DeleteFileInput(ToolInput):
     path: str = Field(description="File, directory or link to delete. A link is deleted, never its target.")
     recursive: bool = Field(False, description="Delete a directory together with everything in it.")
+
+
+# Output models: the facts each tool returns as structuredContent (beside its one-line text).
+
+
+class WriteFileOutput(BaseModel):
+    path: str
+    bytesWritten: int
+    created: bool
+
+
+class AppendFileOutput(BaseModel):
+    path: str
+    bytesAppended: int
+    size: int
+    created: bool
+
+
+class CreateDirectoryOutput(BaseModel):
+    path: str
+    created: bool
+
+
+class TransferOutput(BaseModel):
+    source: str
+    destination: str
+    type: Literal["file", "directory", "link", "special file"]
+    overwritten: bool
+
+
+class DeleteFileOutput(BaseModel):
+    path: str
+    deletedType: Literal["file", "directory", "link", "special file"]

@@ -4,7 +4,18 @@ from fsmcp import CREATES, DESTRUCTIVE, OVERWRITES, Tool
 
 from .content import append_file, write_file
 from .entries import copy_file, create_directory, delete_file, move_file
-from .models import AppendFileInput, CreateDirectoryInput, DeleteFileInput, TransferInput, WriteFileInput
+from .models import (
+    AppendFileInput,
+    AppendFileOutput,
+    CreateDirectoryInput,
+    CreateDirectoryOutput,
+    DeleteFileInput,
+    DeleteFileOutput,
+    TransferInput,
+    TransferOutput,
+    WriteFileInput,
+    WriteFileOutput,
+)
 
 TOOLS = [
     Tool(
@@ -17,6 +28,7 @@ TOOLS = [
         write_file,
         OVERWRITES,
         title="Write file",
+        output_model=WriteFileOutput,
     ),
     Tool(
         "append_file",
@@ -26,6 +38,7 @@ TOOLS = [
         append_file,
         DESTRUCTIVE,
         title="Append to file",
+        output_model=AppendFileOutput,
     ),
     Tool(
         "create_directory",
@@ -34,6 +47,7 @@ TOOLS = [
         create_directory,
         CREATES,
         title="Create directory",
+        output_model=CreateDirectoryOutput,
     ),
     Tool(
         "copy_file",
@@ -43,6 +57,7 @@ TOOLS = [
         copy_file,
         OVERWRITES,
         title="Copy file or directory",
+        output_model=TransferOutput,
     ),
     Tool(
         "move_file",
@@ -53,6 +68,7 @@ TOOLS = [
         move_file,
         DESTRUCTIVE,
         title="Move or rename",
+        output_model=TransferOutput,
     ),
     Tool(
         "delete_file",
@@ -62,5 +78,6 @@ TOOLS = [
         delete_file,
         DESTRUCTIVE,
         title="Delete",
+        output_model=DeleteFileOutput,
     ),
 ]
