@@ -1,0 +1,37 @@
+"""Every benchmark in one run: perf (start-up, latency, tree, search, edit, RSS), edit, search, watch.
+
+Each prints its own table beside its baseline (the reference server, ripgrep, find). Fixtures
+are built once under ``bench/.fixtures``; the reference server is installed from the npm
+registry into ``bench/.ref`` when missing. Run from the repository: ``uv run python bench/all.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import subprocess
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+SUITES = ["perf", "edit", "search", "watch"]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("suites", nargs="*", choices=SUITES, default=SUITES, help="which to run (default: all)")
+    args = parser.parse_args()
+    print(f"machine: {platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}")
+    failed = []
+    for suite in args.suites:
+        print(f"\n=== {suite} ===", flush=True)
+        if subprocess.run([sys.executable, str(BENCH / f"{suite}.py")], cwd=BENCH).returncode != 0:
+            failed.append(suite)
+    if failed:
+        print(f"\nfailed: {', '.join(failed)}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
