@@ -1,4 +1,4 @@
-"""``fsmcp serve``, ``fsmcp tools``, ``fsmcp plugins``."""
+"""``fsmcp serve``, ``tools``, ``plugins``, ``call`` and ``new-plugin``."""
 
 from __future__ import annotations
 
@@ -6,9 +6,16 @@ import argparse
 import logging
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .config import ConfigError, Settings, build_settings, load_toml
+from .config import TRANSPORTS, ConfigError, Settings, build_settings, load_toml
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+    from .host import Host
+
+USAGE = 2
 
 
 def _names(value: str) -> list[str]:
@@ -16,30 +23,45 @@ def _names(value: str) -> list[str]:
 
 
 def _parser() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("roots", nargs="*", metavar="DIR[:ro]", help="allowed root directories (default: the current directory); DIR:ro makes one read-only")
-    common.add_argument("--config", type=Path, metavar="FILE", help="a TOML file with the same settings (command-line options win)")
-    common.add_argument("--read-only", action="store_true", default=None, help="refuse every change, in every root (READ_ONLY)")
-    common.add_argument("--enable", action="extend", type=_names, metavar="NAME[,NAME]", help="offer only these plugins or tools (repeatable)")
-    common.add_argument("--disable", action="extend", type=_names, metavar="NAME[,NAME]", help="do not offer these plugins or tools (repeatable)")
-    common.add_argument("--format", metavar="NAME", help="result format (default: text)")
-    common.add_argument("--policy", metavar="NAME", help="path policy: roots (default) or workspace (relative paths only, plugin fsmcp-workspace)")
-    common.add_argument("--require-workspace", action="store_true", default=None, help="refuse every path until the client calls set_workspace")
-    common.add_argument("--budget", type=int, metavar="CHARS", help="the most text characters one result carries (default: 80000)")
-    common.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"], help="stderr log level")
+    options = argparse.ArgumentParser(add_help=False)
+    options.add_argument("--config", type=Path, metavar="FILE", help="a TOML file with the same settings (command-line options win)")
+    options.add_argument("--read-only", action="store_true", default=None, help="refuse every change, in every root (READ_ONLY)")
+    options.add_argument("--enable", action="extend", type=_names, metavar="NAME[,NAME]", help="offer only these plugins or tools (repeatable)")
+    options.add_argument("--disable", action="extend", type=_names, metavar="NAME[,NAME]", help="do not offer these plugins or tools (repeatable)")
+    options.add_argument("--format", metavar="NAME", help="result format (default: text)")
+    options.add_argument("--policy", metavar="NAME", help="path policy: roots (default) or workspace (relative paths only, plugin fsmcp-workspace)")
+    options.add_argument("--require-workspace", action="store_true", default=None, help="refuse every path until the client calls set_workspace")
+    options.add_argument("--budget", type=int, metavar="CHARS", help="the most text characters one result carries (default: 80000)")
+    options.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"], help="stderr log level")
+    roots = argparse.ArgumentParser(add_help=False)
+    roots.add_argument("roots", nargs="*", metavar="DIR[:ro]", help="allowed root directories (default: the current directory); DIR:ro makes one read-only")
 
     parser = argparse.ArgumentParser(prog="fsmcp", description="A plugin-based MCP server for safe file tools.")
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("serve", parents=[common], help="run the MCP server over stdio")
-    sub.add_parser("tools", parents=[common], help="list the tools this configuration offers")
-    sub.add_parser("plugins", parents=[common], help="list installed plugins, versions, status and tools")
+    serve = sub.add_parser("serve", parents=[roots, options], help="run the MCP server (stdio, or streamable HTTP)")
+    serve.add_argument("--transport", choices=TRANSPORTS, help="stdio (default) or http (streamable HTTP, bearer token required)")
+    serve.add_argument("--host", metavar="ADDRESS", help="HTTP: the address to listen on (default: 127.0.0.1)")
+    serve.add_argument("--port", type=int, metavar="PORT", help="HTTP: the port to listen on (default: 8765; 0: any free port)")
+    serve.add_argument("--token-file", metavar="FILE", help="HTTP: a file holding the bearer token (default: $FSMCP_TOKEN)")
+    serve.add_argument("--allow-host", action="extend", type=_names, dest="allow_hosts", metavar="HOST:PORT", help="HTTP: also accept this Host header (repeatable)")
+    serve.add_argument("--allow-origin", action="extend", type=_names, dest="allow_origins", metavar="ORIGIN", help="HTTP: also accept this Origin header (repeatable)")
+    sub.add_parser("tools", parents=[roots, options], help="list the tools this configuration offers")
+    sub.add_parser("plugins", parents=[roots, options], help="list installed plugins, versions, status and tools")
+    call = sub.add_parser("call", parents=[options], help="run one tool without a client and print its result")
+    call.add_argument("tool", metavar="TOOL", help="the tool's name (fsmcp tools lists them)")
+    call.add_argument("arguments", metavar="JSON", help="the tool's arguments as a JSON object, or - to read them from standard input")
+    call.add_argument("roots", nargs="*", metavar="DIR[:ro]", help="allowed root directories (default: the current directory)")
+    call.add_argument("--root", action="append", dest="more_roots", default=[], metavar="DIR[:ro]", help="an allowed root directory (repeatable)")
+    new = sub.add_parser("new-plugin", help="write a new plugin package from the template")
+    new.add_argument("name", metavar="NAME", help="the plugin's name: lower-case letters and digits, words joined by _ (such as line_count)")
+    new.add_argument("--dir", type=Path, default=Path("."), metavar="PARENT", help="where to write fsmcp-NAME (default: the current directory)")
     return parser
 
 
 def settings_from_args(args: argparse.Namespace) -> Settings:
     file_values: dict[str, Any] = load_toml(args.config) if args.config else {}
     cli_values = {
-        "roots": args.roots,
+        "roots": [*args.roots, *getattr(args, "more_roots", [])],
         "read_only": args.read_only,
         "enable": args.enable,
         "disable": args.disable,
@@ -48,20 +70,24 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         "require_workspace": args.require_workspace,
         "budget": args.budget,
     }
+    for name in ("transport", "host", "port", "token_file", "allow_hosts", "allow_origins"):
+        cli_values[name] = getattr(args, name, None)
     return build_settings(file_values, cli_values)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     # stdout belongs to the protocol: every log line goes to stderr.
-    logging.basicConfig(stream=sys.stderr, level=args.log_level, format="fsmcp %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(stream=sys.stderr, level=getattr(args, "log_level", "WARNING"), format="fsmcp %(levelname)s %(name)s: %(message)s")
+    if args.command == "new-plugin":
+        return _new_plugin(args.name, args.dir)
+
     from .host import Host, HostError
 
     try:
         host = Host.start(settings_from_args(args))
     except (ConfigError, HostError) as exc:
-        print(f"fsmcp: error: {exc}", file=sys.stderr)
-        return 2
+        return _error(exc)
 
     if args.command == "tools":
         for tool in host.tools.values():
@@ -75,20 +101,77 @@ def main(argv: list[str] | None = None) -> int:
             shown = [t if t in offered_tools else f"{t} (disabled)" for t in info.tools]
             print(f"{info.name:<14} {version:<24} {status}" + (f"  tools: {', '.join(shown)}" if shown else ""))
         return 0
+    if args.command == "call":
+        return _call(host, args.tool, args.arguments)
+    return _serve(host)
 
+
+def _error(problem: object) -> int:
+    print(f"fsmcp: error: {problem}", file=sys.stderr)
+    return USAGE
+
+
+def _call(host: Host, tool: str, raw_arguments: str) -> int:
+    from .call import UsageError, call, parse_arguments
+
+    try:
+        return call(host, tool, parse_arguments(raw_arguments, sys.stdin))
+    except UsageError as exc:
+        return _error(exc)
+    except KeyboardInterrupt:
+        return 130
+
+
+def _new_plugin(name: str, parent: Path) -> int:
+    from .scaffold import ScaffoldError, render, replacements
+
+    try:
+        made = render(name, parent)
+    except (ScaffoldError, OSError) as exc:
+        return _error(exc)
+    print(f"fsmcp: wrote {made} (plugin {name}, distribution {replacements(name)['fsmcp-wordcount']}, tool {name})")
+    print(f"next, in the environment fsmcp runs in: cd {made} && pip install -e . pytest && pytest (its README.md has every step)")
+    return 0
+
+
+def _serve(host: Host) -> int:
     if host.settings.require_workspace and "set_workspace" not in host.tools:
         # Without the tool that lifts it, the requirement would refuse every call forever.
-        print("fsmcp: error: --require-workspace needs the set_workspace tool (plugin fsmcp-workspace), which is not offered", file=sys.stderr)
-        return 2
-
-    import anyio
+        return _error("--require-workspace needs the set_workspace tool (plugin fsmcp-workspace), which is not offered")
+    roots = ", ".join(r.describe() for r in host.roots.operator)
+    if host.settings.transport == "http":
+        return _serve_http(host, roots)
 
     from .server import serve_stdio
 
-    roots = ", ".join(r.describe() for r in host.roots.operator)
     print(f"fsmcp: serving {len(host.tools)} tools over stdio on {roots}", file=sys.stderr)
+    return _run(serve_stdio, host)
+
+
+def _serve_http(host: Host, roots: str) -> int:
+    from .http import HttpSetupError, listen, read_token, serve_http
+
     try:
-        anyio.run(serve_stdio, host)
+        token = read_token(host.settings)
+        listener = listen(host.settings)
+    except HttpSetupError as exc:
+        return _error(exc)
+    if not listener.loopback:
+        print(
+            f"fsmcp: warning: listening on {listener.address}, which other machines can reach; requests still need "
+            "the token, but plain HTTP carries it in the clear: put a TLS reverse proxy in front (docs/http.md)",
+            file=sys.stderr,
+        )
+    # Printed once the socket listens: from here on a client's request waits for the app, never fails.
+    print(f"fsmcp: serving {len(host.tools)} tools over HTTP at {listener.url} on {roots}", file=sys.stderr)
+    return _run(serve_http, host, token, listener)
+
+
+def _run(serve: Callable[..., Awaitable[None]], *args: Any) -> int:
+    import anyio
+
+    try:
+        anyio.run(serve, *args)
     except KeyboardInterrupt:
         pass
     return 0

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 DEFAULT_BUDGET = 80_000
+TRANSPORTS = ("stdio", "http")
 
 
 class ConfigError(Exception):
@@ -30,6 +31,17 @@ class Settings:
     """Characters of text one tool result may carry before it is truncated with a notice."""
     max_file_bytes: int = 50 * 1024 * 1024
     """Largest file a tool writes, or reads whole into memory (binary content, edits)."""
+    transport: str = "stdio"
+    """``stdio`` or ``http`` (streamable HTTP, see docs/http.md)."""
+    host: str = "127.0.0.1"
+    """The address ``--transport http`` listens on."""
+    port: int = 8765
+    token_file: str | None = None
+    """A file holding the bearer token HTTP requests must carry (else ``FSMCP_TOKEN``)."""
+    allow_hosts: list[str] = field(default_factory=list)
+    """``Host`` header values accepted over HTTP besides the loopback names."""
+    allow_origins: list[str] = field(default_factory=list)
+    """``Origin`` header values accepted over HTTP besides the loopback origins."""
     plugins: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def options(self, plugin: str) -> dict[str, Any]:
@@ -58,6 +70,9 @@ def load_toml(path: Path) -> dict[str, Any]:
     if roots is not None:
         # Relative roots in a config file mean relative to the file, not to wherever fsmcp starts.
         data["roots"] = [_relative_to(path.parent, r) for r in roots]
+    token_file = data.get("token_file")
+    if isinstance(token_file, str):
+        data["token_file"] = _relative_to(path.parent, token_file)
     return data
 
 
@@ -99,7 +114,15 @@ def _check(settings: Settings) -> None:
         raise ConfigError("max_file_bytes must be a positive whole number")
     if not isinstance(settings.require_workspace, bool):
         raise ConfigError("require_workspace must be true or false")
-    for name in ("roots", "enable", "disable"):
+    if settings.transport not in TRANSPORTS:
+        raise ConfigError(f"transport must be one of {', '.join(TRANSPORTS)}, not {settings.transport!r}")
+    if not isinstance(settings.port, int) or not 0 <= settings.port <= 65535:
+        raise ConfigError("port must be a whole number from 0 to 65535 (0: any free port)")
+    if not isinstance(settings.host, str) or not settings.host:
+        raise ConfigError("host must be an address or host name to listen on, such as 127.0.0.1")
+    if settings.token_file is not None and not isinstance(settings.token_file, str):
+        raise ConfigError("token_file must be the path of a file holding the bearer token")
+    for name in ("roots", "enable", "disable", "allow_hosts", "allow_origins"):
         value = getattr(settings, name)
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise ConfigError(f"{name} must be a list of strings")

@@ -1,4 +1,4 @@
-"""The MCP server: the host's tools on the ``mcp`` SDK's low-level server, over stdio."""
+"""The MCP server: the host's tools on the ``mcp`` SDK's low-level server (stdio here; HTTP in ``http.py``)."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ ROOTS_TIMEOUT = 10.0
 """Seconds a handshake-era client has to answer ``roots/list`` before the call is refused."""
 
 _ROOTS_KEY = "roots"
+_STATE_KEY = "fsmcp.client_roots"
 _NO_ANSWER = object()
 _answer: ContextVar[Any] = ContextVar("fsmcp_roots_answer", default=_NO_ANSWER)
 _OFFERS_ROOTS = types.ClientCapabilities(roots=types.RootsCapability())
@@ -140,10 +141,30 @@ async def _take_roots_answer(ctx: ServerRequestContext[Any], call_next: Any) -> 
         _answer.reset(token)
 
 
-def build_server(host: Host) -> Server[Any]:
-    """One server per connection: its :class:`ClientRoots` are that client's alone."""
+def _connection_state(ctx: ServerRequestContext[Any]) -> dict[str, Any]:
+    # The SDK keeps per-connection state on its Connection, which ServerRequestContext does not
+    # expose yet (the SDK's Context rework will); a session's roots must live and die with it.
+    return ctx.session._connection.state
+
+
+def build_server(host: Host, *, sessions: bool = False) -> Server[Any]:
+    """The server, each client's :class:`ClientRoots` its own.
+
+    Over stdio one server serves one client: it is built per connection and keeps one
+    ClientRoots. Over HTTP one server serves every session (``sessions=True``): each session's
+    ClientRoots live on its connection and end with it. Only handshake-era connections persist
+    across requests, so HTTP serves that era alone (see ``http.py``).
+    """
     tools = [wire_tool(t) for t in host.tools.values()]  # built once: the list never changes
-    client = ClientRoots(host.roots)
+    own = None if sessions else ClientRoots(host.roots)
+
+    def client_of(ctx: ServerRequestContext[Any]) -> ClientRoots:
+        if own is not None:
+            return own
+        state = _connection_state(ctx)
+        if _STATE_KEY not in state:
+            state[_STATE_KEY] = ClientRoots(host.roots)
+        return state[_STATE_KEY]
 
     async def on_list_tools(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         return types.ListToolsResult(tools=tools)
@@ -151,6 +172,7 @@ def build_server(host: Host) -> Server[Any]:
     async def on_call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
+        client = client_of(ctx)
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             answer = _answer.get()
             if answer is not _NO_ANSWER:
@@ -167,7 +189,7 @@ def build_server(host: Host) -> Server[Any]:
             return await host.call(params.name, params.arguments, send_progress=send_progress)
 
     async def on_roots_list_changed(ctx: ServerRequestContext[Any], params: types.NotificationParams | None) -> None:
-        client.changed()  # asked again before the next tool call, which then sees the new roots
+        client_of(ctx).changed()  # asked again before the next tool call, which then sees the new roots
 
     with warnings.catch_warnings():
         # Roots are deprecated as of 2026-07-28, but handshake-era clients still send

@@ -1,0 +1,92 @@
+"""``fsmcp new-plugin NAME``: the plugin template rendered into a new plugin package."""
+
+from __future__ import annotations
+
+import re
+import secrets
+import shutil
+from importlib.metadata import entry_points
+from pathlib import Path
+
+SKIPPED = {"__pycache__", ".venv", ".pytest_cache", "dist", "build"}
+_VALID = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*")
+
+
+class ScaffoldError(Exception):
+    """The plugin cannot be made as asked; the message says what to change."""
+
+
+def template_dir() -> Path:
+    """The template: shipped inside the installed package, else the repository's in a development install."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "_template", here.parents[2] / "plugin-template"):
+        if (candidate / "pyproject.toml").is_file():
+            return candidate
+    raise ScaffoldError(f"the plugin template is missing from this installation of fsmcp ({here / '_template'}); reinstall fsmcp")
+
+
+def replacements(name: str) -> dict[str, str]:
+    """The template's names and what each becomes, longest first so none is replaced inside another."""
+    words = name.split("_")
+    return {
+        "fsmcp-wordcount": "fsmcp-" + "-".join(words),  # distribution
+        "fsmcp_wordcount": "fsmcp_" + name,  # import package
+        "WordCount": "".join(w.capitalize() for w in words),  # model names
+        "Word count": " ".join(words).capitalize(),  # tool title
+        "word_count": name,  # tool
+        "wordcount": name,  # plugin (entry point)
+    }
+
+
+def check_name(name: str) -> None:
+    if not _VALID.fullmatch(name):
+        raise ScaffoldError(
+            f"{name!r} cannot name a plugin: use lower-case letters and digits, words joined by single "
+            "underscores, starting with a letter (such as linecount or line_count)"
+        )
+    taken = {ep.name: ep.value for ep in entry_points(group="fsmcp")}
+    if name in taken:
+        raise ScaffoldError(f"a plugin named {name!r} is already installed ({taken[name]}); choose another name")
+
+
+def render(name: str, parent: Path, template: Path | None = None) -> Path:
+    """Write the template as plugin ``name`` into ``parent/fsmcp-<name>``; returns that directory.
+
+    All or nothing: the package is written beside its destination and moved into place whole.
+    """
+    check_name(name)
+    template = template or template_dir()
+    table = replacements(name)
+    pattern = re.compile("|".join(re.escape(old) for old in table))
+
+    def swap(text: str) -> str:
+        return pattern.sub(lambda match: table[match.group(0)], text)
+
+    if not parent.is_dir():
+        raise ScaffoldError(f"{parent} is not an existing directory; create it or choose another --dir")
+    destination = parent / table["fsmcp-wordcount"]
+    if destination.exists() or destination.is_symlink():
+        raise ScaffoldError(f"{destination} already exists; remove it or choose another --dir or NAME")
+    staging = parent / f".{destination.name}-{secrets.token_hex(4)}"
+    staging.mkdir()
+    try:
+        for source in sorted(template.rglob("*")):
+            relative = source.relative_to(template)
+            if not source.is_file() or _skipped(relative):
+                continue
+            target = staging / swap(str(relative))
+            target.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                target.write_text(swap(source.read_text(encoding="utf-8")), encoding="utf-8")
+            except UnicodeDecodeError:
+                shutil.copyfile(source, target)
+        staging.rename(destination)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return destination
+
+
+def _skipped(relative: Path) -> bool:
+    # What building or testing the template in place leaves behind is not part of it.
+    return relative.suffix == ".pyc" or any(part in SKIPPED or part.endswith(".egg-info") for part in relative.parts)
