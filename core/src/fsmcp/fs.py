@@ -1,8 +1,11 @@
 """The file-system primitives every tool uses. Plugins never open, list or stat a path by name.
 
 Every primitive takes a raw path string (resolved here with the access it needs) or a
-:class:`ResolvedPath` the host made earlier, so the path policy runs for every operation and
-confinement can be tightened in this one module without touching a plugin.
+:class:`ResolvedPath` the host made earlier, so the path policy runs for every operation. Then
+it acts through descriptors: the path is walked again from its root's open descriptor, one
+directory at a time and never through a symbolic link (:mod:`fsmcp.confine`), and the
+operation names only the last component relative to its parent's descriptor. A link swapped
+in between the policy's answer and the use cannot lead out of the roots.
 """
 
 from __future__ import annotations
@@ -10,26 +13,25 @@ from __future__ import annotations
 import errno
 import os
 import secrets
-import shutil
 import stat as stat_mod
-import tempfile
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, TypeVar
 
+from . import dirfd
+from .confine import MAX_HOPS, Confinement, Created, Place, Resolver, loop_error
 from .errors import ErrorCode, ToolError
 from .roots import Access, ResolvedPath, RootSet
+from .snapshot import Snapshot
 
 PathArg = str | ResolvedPath
-Resolver = Callable[[str, Access, bool], ResolvedPath]
+T = TypeVar("T")
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _TEMP_MARK = ".fsmcp-tmp"
 
 
@@ -95,13 +97,22 @@ def kind_of(mode: int) -> str:
     return "other"
 
 
-class FileSystem:
-    """The host's primitives, bound to the path policy."""
+class _LinkHere(Exception):
+    """The last component is (or was a moment ago) a link and the path follows links: look again."""
 
-    def __init__(self, resolver: Resolver, roots: RootSet, max_file_bytes: int):
-        self._resolver = resolver
+
+class FileSystem:
+    """The host's primitives, bound to the path policy.
+
+    ``naive=True`` is for the race test alone (``tests/test_race.py``): directories on the way
+    are then opened following links, as a check-then-use by name would, so that the test can
+    show it finds the escape this class otherwise closes. No setting reaches it.
+    """
+
+    def __init__(self, resolver: Resolver, roots: RootSet, max_file_bytes: int, *, naive: bool = False):
         self.roots = roots
         self.max_file_bytes = max_file_bytes
+        self._conf = Confinement(roots.operator, resolver, naive=naive)
 
     # -- resolution ---------------------------------------------------------------------------
 
@@ -111,23 +122,39 @@ class FileSystem:
             if (path.access is Access.WRITE or access is Access.READ) and path.follows_links == follow_links:
                 return path
             path = str(path.path)
-        return self._resolver(path, access, follow_links)
+        return self._conf.resolve(path, access, follow_links)
 
-    def _is_inside(self, real: Path) -> bool:
-        return self.roots.containing(real) is not None
+    def _inside(self, here: Path, target: str) -> Path | None:
+        """The real path a link at ``here`` with ``target`` leads to, when that is inside the roots."""
+        real = Path(os.path.realpath(os.path.join(here, target)))
+        return real if self.roots.containing(real) is not None else None
+
+    def _final(self, p: ResolvedPath, op: Callable[[int, str], T], created: Created | None = None) -> T:
+        """``op(parent_fd, name)`` at ``p``; a link found at the end is resolved here and tried again."""
+        for _ in range(MAX_HOPS):
+            place = self._conf.reach(p, created)
+            try:
+                return op(place.fd, place.name)
+            except _LinkHere:
+                target = dirfd.readlink(place.fd, place.name)
+            finally:
+                self._conf.release(place.fd)
+            if target is not None:
+                p = self._conf.redirect(place.path, str(place.path.path.parent), target, ())
+        raise loop_error(p)
 
     # -- metadata -----------------------------------------------------------------------------
 
     def stat(self, path: PathArg, *, follow_links: bool = True) -> os.stat_result:
         p = self.resolve(path, Access.READ, follow_links=follow_links)
         with _mapped(p):
-            return os.stat(p.path, follow_symlinks=follow_links)
+            return self._final(p, lambda fd, name: _lstat(fd, name, p.follows_links))
 
     def kind(self, path: PathArg, *, follow_links: bool = True) -> str | None:
         """``file``, ``directory``, ``symlink``, ``other``, or None when nothing is there."""
         p = self.resolve(path, Access.READ, follow_links=follow_links)
         try:
-            return kind_of(os.stat(p.path, follow_symlinks=follow_links).st_mode)
+            return kind_of(self._final(p, lambda fd, name: _lstat(fd, name, p.follows_links)).st_mode)
         except FileNotFoundError:
             return None
         except OSError as exc:
@@ -137,9 +164,8 @@ class FileSystem:
         """The link's target as written, or None when the target lies outside the roots."""
         p = self.resolve(path, Access.READ, follow_links=False)
         with _mapped(p):
-            target = os.readlink(p.path)
-        real = Path(os.path.realpath(p.path))
-        return target if self._is_inside(real) else None
+            target = self._final(p, lambda fd, name: os.readlink(name, dir_fd=fd))
+        return target if self._inside(p.path.parent, target) else None
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -147,8 +173,7 @@ class FileSystem:
         """A regular file opened for binary reading. The caller closes it."""
         p = self.resolve(path, Access.READ)
         with _mapped(p):
-            # O_NOFOLLOW: a symlink swapped in after the check is refused, not followed.
-            fd = _open_regular(p, os.O_RDONLY)
+            fd = self._final(p, lambda dfd, name: _open_regular(p, dfd, name, os.O_RDONLY))
             return os.fdopen(fd, "rb")
 
     def read_bytes(self, path: PathArg, *, limit: int | None = None) -> bytes:
@@ -171,34 +196,51 @@ class FileSystem:
         """The entries of a directory, sorted by name."""
         p = self.resolve(path, Access.READ)
         with _mapped(p):
-            if not stat_mod.S_ISDIR(os.stat(p.path).st_mode):
-                raise ToolError(ErrorCode.NOT_DIRECTORY, f"{p} is a file, not a directory; use read_file or get_file_info")
-            with os.scandir(p.path) as it:
-                entries = [self._entry(e) for e in it]
+            fd = self._open_dir(p, "use read_file or get_file_info")
+            try:
+                with os.scandir(fd) as it:
+                    entries = [self._entry(fd, p.path, e) for e in it]
+            finally:
+                os.close(fd)
         entries.sort(key=lambda e: e.name)
         return entries
 
-    def _entry(self, d: os.DirEntry) -> Entry:
-        path = Path(d.path)
+    def _open_dir(self, p: ResolvedPath, advice: str) -> int:
+        def open_dir(dfd: int, name: str) -> int:
+            try:
+                return os.open(name, dirfd.LIST, dir_fd=dfd)
+            except OSError as exc:
+                if exc.errno not in (errno.ENOTDIR, errno.ELOOP):
+                    raise
+                if stat_mod.S_ISDIR(_lstat(dfd, name, p.follows_links).st_mode):
+                    raise _LinkHere from None  # a link when opened, a directory again now
+            raise ToolError(ErrorCode.NOT_DIRECTORY, f"{p} is a file, not a directory; {advice}")
+
+        return self._final(p, open_dir)
+
+    def _entry(self, dir_fd: int, directory: Path, d: os.DirEntry) -> Entry:
+        path = directory / d.name
         try:
-            st = d.stat(follow_symlinks=False)
+            # The entry's type from the directory itself: no stat for directories and links.
+            if d.is_dir(follow_symlinks=False):
+                return Entry(d.name, "directory", None, path)
+            if not d.is_symlink():
+                st = d.stat(follow_symlinks=False)
+                kind = kind_of(st.st_mode)
+                return Entry(d.name, kind, st.st_size if kind == "file" else None, path)
+            target = os.readlink(d.name, dir_fd=dir_fd)
         except OSError:
             return Entry(d.name, "other", None, path)
-        kind = kind_of(st.st_mode)
-        if kind == "file":
-            return Entry(d.name, kind, st.st_size, path)
-        if kind != "symlink":
-            return Entry(d.name, kind, None, path)
         # A link's target is described only when it lies inside the roots.
-        real = Path(os.path.realpath(path))
-        if not self._is_inside(real):
-            return Entry(d.name, kind, None, path)
+        real = self._inside(directory, target)
+        if real is None:
+            return Entry(d.name, "symlink", None, path)
+        root = self.roots.containing(real)
         try:
-            target = os.readlink(path)
-            target_kind = kind_of(os.stat(real).st_mode)
-        except OSError:
-            return Entry(d.name, kind, None, path, None, None)
-        return Entry(d.name, kind, None, path, target_kind, target)
+            target_kind = kind_of(self.stat(ResolvedPath(real, root, Access.READ, True)).st_mode)  # type: ignore[arg-type]
+        except ToolError:
+            return Entry(d.name, "symlink", None, path)
+        return Entry(d.name, "symlink", None, path, target_kind, target)
 
     def walk(
         self,
@@ -217,25 +259,34 @@ class FileSystem:
         """
         top = self.resolve(path, Access.READ)
         with _mapped(top):
-            if not stat_mod.S_ISDIR(os.stat(top.path).st_mode):
-                raise ToolError(ErrorCode.NOT_DIRECTORY, f"{top} is a file, not a directory")
-        pending: deque[tuple[Path, str, int]] = deque([(top.path, "", 1)])
-        while pending:
-            directory, rel_dir, depth = pending.popleft() if breadth_first else pending.pop()
-            try:
-                with os.scandir(directory) as it:
-                    entries = sorted((self._entry(e) for e in it), key=lambda e: e.name)
-            except OSError:
-                continue
-            below = []
-            for entry in entries:
-                rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
-                if prune is not None and prune(rel, entry):
+            top_fd = self._open_dir(top, "list the directory that holds it")
+        chain = dirfd.DirChain(top_fd)
+        try:
+            pending: deque[tuple[tuple[str, ...], int]] = deque([((), 1)])
+            while pending:
+                parts, depth = pending.popleft() if breadth_first else pending.pop()
+                directory = top.path.joinpath(*parts)
+                try:
+                    # Each level is opened from the one above with O_NOFOLLOW: a directory
+                    # swapped for a link after it was listed is skipped, not entered.
+                    fd = chain.open(parts)
+                    with os.scandir(fd) as it:
+                        entries = sorted((self._entry(fd, directory, e) for e in it), key=lambda e: e.name)
+                except OSError:
                     continue
-                yield rel, depth, entry
-                if entry.kind == "directory" and (max_depth is None or depth < max_depth):
-                    below.append((entry.path, rel, depth + 1))
-            pending.extend(below if breadth_first else reversed(below))
+                rel_dir = "/".join(parts)
+                below = []
+                for entry in entries:
+                    rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+                    if prune is not None and prune(rel, entry):
+                        continue
+                    yield rel, depth, entry
+                    if entry.kind == "directory" and (max_depth is None or depth < max_depth):
+                        below.append((parts + (entry.name,), depth + 1))
+                pending.extend(below if breadth_first else reversed(below))
+        finally:
+            chain.close()
+            os.close(top_fd)
 
     # -- writing ------------------------------------------------------------------------------
 
@@ -259,10 +310,11 @@ class FileSystem:
         if isinstance(data, (bytes, bytearray, memoryview)):
             self._check_size(len(data))
             data = [bytes(data)]
-        target = p.path
-        with _mapped(p):
+        chunks = data
+
+        def write(dfd: int, name: str) -> bool:
             try:
-                old = os.stat(target)
+                old = _lstat(dfd, name, p.follows_links)
             except FileNotFoundError:
                 old = None
             if old is not None:
@@ -272,12 +324,13 @@ class FileSystem:
                     raise ToolError(ErrorCode.NOT_FILE, f"{p} is a device, socket or pipe, not a regular file; it is not replaced")
                 if not overwrite:
                     raise ToolError(ErrorCode.ALREADY_EXISTS, f"{p} already exists; pass overwrite: true to replace it")
-            if mode is None:
-                mode = stat_mod.S_IMODE(old.st_mode) if old else 0o666 & ~_UMASK
-            with self._parents_undone_on_failure(p, make_parents):
-                tmp = self._write_temp(target.parent, target.name, data, mode, old)
-                self._commit(tmp, target, overwrite)
-        return old is None
+            file_mode = mode if mode is not None else stat_mod.S_IMODE(old.st_mode) if old else 0o666 & ~_UMASK
+            tmp = self._write_temp(dfd, name, chunks, file_mode, old)
+            _commit(dfd, tmp, name, overwrite)
+            return old is None
+
+        with _mapped(p), self._parents_undone_on_failure(make_parents) as created:
+            return self._final(p, write, created)
 
     def _check_size(self, size: int) -> None:
         if size > self.max_file_bytes:
@@ -286,9 +339,9 @@ class FileSystem:
                 f"{size:,} bytes is over the {self.max_file_bytes:,}-byte write limit (max_file_bytes); nothing was written",
             )
 
-    def _write_temp(self, directory: Path, name: str, chunks: Iterable[bytes], mode: int, old: os.stat_result | None) -> Path:
-        tmp = directory / f".{name}.{secrets.token_hex(6)}{_TEMP_MARK}"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o600)
+    def _write_temp(self, dfd: int, name: str, chunks: Iterable[bytes], mode: int, old: os.stat_result | None) -> str:
+        tmp = f".{name}.{secrets.token_hex(6)}{_TEMP_MARK}"
+        fd = os.open(tmp, dirfd.CREATE, 0o600, dir_fd=dfd)
         try:
             written = 0
             for chunk in chunks:
@@ -306,103 +359,88 @@ class FileSystem:
             os.fsync(fd)
         except BaseException:
             os.close(fd)
-            _unlink_quietly(tmp)
+            dirfd.unlink_quietly(dfd, tmp)
             raise
         os.close(fd)
         return tmp
 
-    def _commit(self, tmp: Path, target: Path, overwrite: bool) -> None:
-        try:
-            if overwrite:
-                os.replace(tmp, target)
-            else:
-                # link() fails if the name exists, so a file created meanwhile is never replaced.
-                os.link(tmp, target)
-                os.unlink(tmp)
-        except BaseException:
-            _unlink_quietly(tmp)
-            raise
-        _fsync_dir(target.parent)
-
-    def _make_parents(self, p: ResolvedPath) -> list[Path]:
-        parent = p.path.parent
-        if parent.is_dir():
-            return []
-        return self._mkdirs(self.resolve(str(parent), Access.WRITE), parents=True)
-
     @contextmanager
-    def _parents_undone_on_failure(self, p: ResolvedPath, make_parents: bool):
+    def _parents_undone_on_failure(self, make_parents: bool) -> Iterator[Created | None]:
         # A failed write must change nothing, not even leave the directories made for it.
-        created = self._make_parents(p) if make_parents else []
+        created: Created = []
         try:
-            yield
+            yield created if make_parents else None
         except BaseException:
-            for d in reversed(created):
+            for fd, name in reversed(created):
                 try:
-                    os.rmdir(d)
+                    os.rmdir(name, dir_fd=fd)
                 except OSError:
                     break
             raise
+        finally:
+            for fd, _ in created:
+                os.close(fd)
 
     def append(self, path: PathArg, data: bytes, *, create: bool = False) -> int:
         """Append bytes; on failure the file is cut back to its old length. Returns the new size."""
         p = self.resolve(path, Access.WRITE)
-        flags = os.O_WRONLY | os.O_APPEND | (os.O_CREAT if create else 0)
-        with _mapped(p), self._parents_undone_on_failure(p, create):
-            existed = os.path.lexists(p.path)
-            fd = _open_regular(p, flags)
+
+        def append(dfd: int, name: str) -> int:
+            fd, made = _open_for_append(p, dfd, name, create)
             try:
-                st = os.fstat(fd)
-                if st.st_size + len(data) > self.max_file_bytes:
-                    raise ToolError(ErrorCode.FILE_TOO_LARGE, f"appending would make {p} larger than the {self.max_file_bytes:,}-byte limit")
+                size = os.fstat(fd).st_size
                 try:
+                    if size + len(data) > self.max_file_bytes:
+                        raise ToolError(ErrorCode.FILE_TOO_LARGE, f"appending would make {p} larger than the {self.max_file_bytes:,}-byte limit")
                     view = memoryview(data)
                     while view:
                         view = view[os.write(fd, view):]
                     os.fsync(fd)
                 except BaseException:
-                    os.ftruncate(fd, st.st_size)
-                    if not existed:
-                        _unlink_quietly(p.path)
+                    if made:
+                        dirfd.unlink_quietly(dfd, name)
+                    else:
+                        os.ftruncate(fd, size)
                     raise
-                return st.st_size + len(data)
+                return size + len(data)
             finally:
                 os.close(fd)
 
+        with _mapped(p), self._parents_undone_on_failure(create) as created:
+            return self._final(p, append, created)
+
     def mkdir(self, path: PathArg, *, parents: bool = True) -> bool:
         """Create a directory (and its parents); True when it did not exist before."""
-        return bool(self._mkdirs(self.resolve(path, Access.WRITE), parents=parents))
+        p = self.resolve(path, Access.WRITE)
 
-    def _mkdirs(self, p: ResolvedPath, *, parents: bool) -> list[Path]:
-        with _mapped(p):
-            if p.path.is_dir():
-                return []
-            if p.path.exists() or p.path.is_symlink():
-                raise ToolError(ErrorCode.NOT_DIRECTORY, f"{p} exists and is not a directory")
-            missing = []
-            d = p.path
-            while not d.exists():
-                missing.append(d)
-                d = d.parent
-            if missing[1:] and not parents:
-                raise ToolError(ErrorCode.NOT_FOUND, f"the parent of {p} does not exist")
-            created = []
-            for d in reversed(missing):
-                # Each level is re-checked: a link planted in a missing level must not lead out.
-                self.resolve(str(d), Access.WRITE)
-                try:
-                    os.mkdir(d, 0o777)
-                    created.append(d)
-                except FileExistsError:
-                    if not d.is_dir():
-                        raise
-            return created
+        def make(dfd: int, name: str) -> None:
+            try:
+                os.mkdir(name, 0o777, dir_fd=dfd)
+            except FileExistsError:
+                if not stat_mod.S_ISDIR(_lstat(dfd, name, p.follows_links).st_mode):
+                    raise ToolError(ErrorCode.NOT_DIRECTORY, f"{p} exists and is not a directory") from None
+                return
+            made.append((os.dup(dfd), name))
+
+        with _mapped(p), self._parents_undone_on_failure(True) as made:
+            try:
+                self._final(p, make, made if parents else None)
+            except FileNotFoundError:
+                if parents:
+                    raise
+                raise ToolError(ErrorCode.NOT_FOUND, f"the parent of {p} does not exist") from None
+            return bool(made)
 
     def chmod(self, path: PathArg, mode: int) -> None:
         """Set the permission bits of a file or directory (a link's target, inside the roots)."""
         p = self.resolve(path, Access.WRITE)
+
+        def chmod(dfd: int, name: str) -> None:
+            if not dirfd.chmod_at(dfd, name, stat_mod.S_IMODE(mode)):
+                raise _LinkHere
+
         with _mapped(p):
-            os.chmod(p.path, stat_mod.S_IMODE(mode))
+            self._final(p, chmod)
 
     def symlink(self, path: PathArg, target: str) -> None:
         """Create a symlink at ``path`` pointing to ``target`` (kept as written).
@@ -411,14 +449,12 @@ class FileSystem:
         is never a way out. ``ACCESS_DENIED`` otherwise.
         """
         p = self.resolve(path, Access.WRITE, follow_links=False)
-        if "\x00" in target or not target:
-            raise ToolError(ErrorCode.INVALID_PARAMS, "a link target must be a non-empty path without NUL bytes")
-        real = Path(os.path.realpath(p.path.parent / target))
-        if not self._is_inside(real):
+        if "\x00" in target or not target or not _encodable(target):
+            raise ToolError(ErrorCode.INVALID_PARAMS, "a link target must be a non-empty path without NUL bytes or lone surrogates")
+        if self._inside(p.path.parent, target) is None:
             raise ToolError(ErrorCode.ACCESS_DENIED, f"the link {p} would point to {target!r}, outside the allowed directories")
-        with _mapped(p):
-            self._make_parents(p)
-            os.symlink(target, p.path)
+        with _mapped(p), self._parents_undone_on_failure(True) as created:
+            self._final(p, lambda dfd, name: os.symlink(target, name, dir_fd=dfd), created)
 
     def snapshot(self, paths: Iterable[PathArg]) -> Snapshot:
         """Record the state of ``paths`` (files, links, whole trees, or their absence).
@@ -427,10 +463,12 @@ class FileSystem:
         deletions undone, creations (with the directories made for them) removed. The copies
         live outside the roots, in the host's own temporary directory, until ``discard()``.
         """
-        snap = Snapshot()
+        snap = Snapshot(self._conf)
         try:
             for path in paths:
-                snap.add(self.resolve(path, Access.WRITE, follow_links=False))
+                p = self.resolve(path, Access.WRITE, follow_links=False)
+                with _mapped(p):
+                    snap.add(p)
         except BaseException:
             snap.discard()
             raise
@@ -440,16 +478,15 @@ class FileSystem:
         """Delete a file, link or directory (a link itself, never its target). Returns the kind."""
         p = self.resolve(path, Access.WRITE, follow_links=False)
         self._refuse_roots(p, "deleted")
-        with _mapped(p):
-            kind = kind_of(os.lstat(p.path).st_mode)
+        with _mapped(p), self._conf.at(p) as place:
+            kind = kind_of(dirfd.lstat(place.fd, place.name).st_mode)
             if kind != "directory":
-                os.unlink(p.path)
+                os.unlink(place.name, dir_fd=place.fd)
             elif recursive:
-                # rmtree's fd-based walk never follows a link planted inside the tree.
-                shutil.rmtree(p.path)
+                dirfd.remove_node(place.fd, place.name)
             else:
-                os.rmdir(p.path)
-            _fsync_dir(p.path.parent)
+                os.rmdir(place.name, dir_fd=place.fd)
+            dirfd.fsync_dir(place.fd)
         return kind
 
     def rename(self, source: PathArg, destination: PathArg, *, overwrite: bool = False) -> None:
@@ -458,74 +495,79 @@ class FileSystem:
         dst = self.resolve(destination, Access.WRITE, follow_links=False)
         self._refuse_roots(src, "moved")
         self._refuse_into_itself(src, dst, "move")
-        with _mapped(src):
-            os.lstat(src.path)
-        if src.path == dst.path:
-            return
-        self._clear_destination(src, dst, overwrite)
-        with _mapped(dst):
-            self._make_parents(dst)
-            try:
-                os.rename(src.path, dst.path)
-            except OSError as exc:
-                if exc.errno != errno.EXDEV:
-                    raise
-                self._copy_into_place(src.path, dst.path, overwrite)
-                self.remove(src, recursive=True)
-            _fsync_dir(dst.path.parent)
+        with ExitStack() as stack:
+            with _mapped(src):
+                s = stack.enter_context(self._conf.at(src))
+                src_mode = dirfd.lstat(s.fd, s.name).st_mode
+            if src.path == dst.path:
+                return
+            created = stack.enter_context(self._parents_undone_on_failure(True))
+            with _mapped(dst):
+                d = stack.enter_context(self._conf.at(dst, created))
+            self._clear_destination(src_mode, d, dst, overwrite)
+            with _mapped(dst):
+                try:
+                    os.rename(s.name, d.name, src_dir_fd=s.fd, dst_dir_fd=d.fd)
+                except OSError as exc:
+                    if exc.errno != errno.EXDEV:
+                        raise
+                    self._copy_into_place(s, d, overwrite)
+                    dirfd.remove_node(s.fd, s.name)
+                    dirfd.fsync_dir(s.fd)
+                dirfd.fsync_dir(d.fd)
 
     def copy(self, source: PathArg, destination: PathArg, *, overwrite: bool = False) -> str:
         """Copy a file, link (as a link) or directory tree; all of it appears at once or none."""
         src = self.resolve(source, Access.READ, follow_links=False)
         dst = self.resolve(destination, Access.WRITE, follow_links=False)
         self._refuse_into_itself(src, dst, "copy")
-        with _mapped(src):
-            kind = kind_of(os.lstat(src.path).st_mode)
-        if kind == "file" and os.lstat(src.path).st_size > self.max_file_bytes:
-            raise ToolError(ErrorCode.FILE_TOO_LARGE, f"{src} is larger than the {self.max_file_bytes:,}-byte limit")
-        if src.path == dst.path:
-            raise ToolError(ErrorCode.INVALID_PARAMS, "source and destination are the same path")
-        self._clear_destination(src, dst, overwrite)
-        with _mapped(dst):
-            self._make_parents(dst)
-            self._copy_into_place(src.path, dst.path, overwrite)
+        with ExitStack() as stack:
+            with _mapped(src):
+                s = stack.enter_context(self._conf.at(src))
+                st = dirfd.lstat(s.fd, s.name)
+            kind = kind_of(st.st_mode)
+            if kind == "file" and st.st_size > self.max_file_bytes:
+                raise ToolError(ErrorCode.FILE_TOO_LARGE, f"{src} is larger than the {self.max_file_bytes:,}-byte limit")
+            if src.path == dst.path:
+                raise ToolError(ErrorCode.INVALID_PARAMS, "source and destination are the same path")
+            created = stack.enter_context(self._parents_undone_on_failure(True))
+            with _mapped(dst):
+                d = stack.enter_context(self._conf.at(dst, created))
+            self._clear_destination(st.st_mode, d, dst, overwrite)
+            with _mapped(dst):
+                self._copy_into_place(s, d, overwrite)
         return kind
 
-    def _copy_into_place(self, src: Path, dst: Path, overwrite: bool) -> None:
-        staging = dst.parent / f".{dst.name}.{secrets.token_hex(6)}{_TEMP_MARK}"
+    @staticmethod
+    def _copy_into_place(s: Place, d: Place, overwrite: bool) -> None:
+        staging = f".{d.name}.{secrets.token_hex(6)}{_TEMP_MARK}"
         try:
-            if os.path.islink(src):
-                os.symlink(os.readlink(src), staging)
-            elif os.path.isdir(src):
-                # symlinks=True copies links as links: nothing outside the roots is read.
-                shutil.copytree(src, staging, symlinks=True)
-            else:
-                shutil.copy2(src, staging, follow_symlinks=False)
-            if overwrite and os.path.isdir(dst) and not os.path.islink(dst):
-                backup = dst.parent / f".{dst.name}.{secrets.token_hex(6)}{_TEMP_MARK}"
-                os.rename(dst, backup)
+            dirfd.copy_node(s.fd, s.name, d.fd, staging)
+            try:
+                old_mode = dirfd.lstat(d.fd, d.name).st_mode
+            except FileNotFoundError:
+                old_mode = None
+            if old_mode is not None and not overwrite:
+                raise FileExistsError(errno.EEXIST, "exists", d.name)
+            if old_mode is not None and stat_mod.S_ISDIR(old_mode):
+                # rename() cannot replace a directory that has contents: set the old one aside.
+                backup = f".{d.name}.{secrets.token_hex(6)}{_TEMP_MARK}"
+                os.rename(d.name, backup, src_dir_fd=d.fd, dst_dir_fd=d.fd)
                 try:
-                    os.rename(staging, dst)
+                    os.rename(staging, d.name, src_dir_fd=d.fd, dst_dir_fd=d.fd)
                 except BaseException:
-                    os.rename(backup, dst)
+                    os.rename(backup, d.name, src_dir_fd=d.fd, dst_dir_fd=d.fd)
                     raise
-                shutil.rmtree(backup, ignore_errors=True)
-            elif overwrite:
-                os.replace(staging, dst)
+                dirfd.remove_quietly(d.fd, backup)
             else:
-                if os.path.lexists(dst):
-                    raise FileExistsError(errno.EEXIST, "exists", str(dst))
-                os.rename(staging, dst)
+                os.replace(staging, d.name, src_dir_fd=d.fd, dst_dir_fd=d.fd)
         except BaseException:
-            if os.path.isdir(staging) and not os.path.islink(staging):
-                shutil.rmtree(staging, ignore_errors=True)
-            else:
-                _unlink_quietly(staging)
+            dirfd.remove_quietly(d.fd, staging)
             raise
 
-    def _clear_destination(self, src: ResolvedPath, dst: ResolvedPath, overwrite: bool) -> None:
+    def _clear_destination(self, src_mode: int, d: Place, dst: ResolvedPath, overwrite: bool) -> None:
         try:
-            dst_mode = os.lstat(dst.path).st_mode
+            dst_mode = dirfd.lstat(d.fd, d.name).st_mode
         except FileNotFoundError:
             return
         except OSError as exc:
@@ -533,7 +575,7 @@ class FileSystem:
         if not overwrite:
             raise ToolError(ErrorCode.ALREADY_EXISTS, f"{dst} already exists; pass overwrite: true to replace it")
         self._refuse_roots(dst, "replaced")
-        src_is_dir = stat_mod.S_ISDIR(os.lstat(src.path).st_mode)
+        src_is_dir = stat_mod.S_ISDIR(src_mode)
         if stat_mod.S_ISDIR(dst_mode) != src_is_dir:
             what = "a directory" if stat_mod.S_ISDIR(dst_mode) else "a file"
             raise ToolError(ErrorCode.ALREADY_EXISTS, f"{dst} is {what}; a {'directory' if src_is_dir else 'file'} cannot replace it. Delete it first")
@@ -551,61 +593,29 @@ class FileSystem:
             raise ToolError(ErrorCode.INVALID_PARAMS, f"cannot {verb} {src} into itself ({dst})")
 
 
-class Snapshot:
-    """What :meth:`FileSystem.snapshot` recorded; see there."""
-
-    def __init__(self) -> None:
-        self._store = Path(tempfile.mkdtemp(prefix="fsmcp-snapshot-"))
-        self._saved: list[tuple[Path, Path | None, Path | None]] = []
-        self._seen: set[Path] = set()
-
-    def add(self, p: ResolvedPath) -> None:
-        """Record one more path (a second record of the same path is ignored)."""
-        target = p.path
-        if target in self._seen:
-            return
-        self._seen.add(target)
-        if os.path.lexists(target):
-            copy = self._store / str(len(self._saved))
-            with _mapped(p):
-                if os.path.isdir(target) and not os.path.islink(target):
-                    shutil.copytree(target, copy, symlinks=True)
-                else:
-                    shutil.copy2(target, copy, follow_symlinks=False)
-            self._saved.append((target, copy, None))
-        else:
-            first_missing = target
-            while not os.path.lexists(first_missing.parent):
-                first_missing = first_missing.parent
-            self._saved.append((target, None, first_missing))
-
-    def restore(self) -> None:
-        """Put every recorded path back, newest record first; then forget the copies."""
-        for target, copy, first_missing in reversed(self._saved):
-            _remove_any(first_missing or target)
-            if copy is not None:
-                os.makedirs(target.parent, exist_ok=True)
-                if os.path.isdir(copy) and not os.path.islink(copy):
-                    shutil.copytree(copy, target, symlinks=True)
-                else:
-                    shutil.copy2(copy, target, follow_symlinks=False)
-        self.discard()
-
-    def discard(self) -> None:
-        shutil.rmtree(self._store, ignore_errors=True)
-        self._saved.clear()
+def _encodable(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
-def _remove_any(path: Path) -> None:
-    if os.path.isdir(path) and not os.path.islink(path):
-        shutil.rmtree(path)
-    elif os.path.lexists(path):
-        os.unlink(path)
+def _lstat(dir_fd: int, name: str, follow: bool) -> os.stat_result:
+    st = dirfd.lstat(dir_fd, name)
+    if follow and stat_mod.S_ISLNK(st.st_mode):
+        raise _LinkHere
+    return st
 
 
-def _open_regular(p: ResolvedPath, flags: int) -> int:
-    """Open a regular file by its resolved path: never through a link, never blocking on a pipe."""
-    fd = os.open(p.path, flags | os.O_NONBLOCK | _NOFOLLOW | _CLOEXEC, 0o666)
+def _open_regular(p: ResolvedPath, dir_fd: int, name: str, flags: int) -> int:
+    """Open a regular file: never through a link, never blocking on a pipe."""
+    try:
+        fd = os.open(name, flags | dirfd.READ, 0o666, dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP and p.follows_links:
+            raise _LinkHere from None
+        raise
     try:
         mode = os.fstat(fd).st_mode
         if stat_mod.S_ISDIR(mode):
@@ -619,21 +629,26 @@ def _open_regular(p: ResolvedPath, flags: int) -> int:
         raise
 
 
-def _unlink_quietly(path: Path) -> None:
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
+def _open_for_append(p: ResolvedPath, dir_fd: int, name: str, create: bool) -> tuple[int, bool]:
+    """The file opened to append, and whether this call created it (so a failure removes it)."""
+    flags = os.O_WRONLY | os.O_APPEND
+    if create:
+        try:
+            return _open_regular(p, dir_fd, name, flags | os.O_CREAT | os.O_EXCL), True
+        except FileExistsError:
+            pass
+    return _open_regular(p, dir_fd, name, flags), False
 
 
-def _fsync_dir(directory: Path) -> None:
+def _commit(dir_fd: int, tmp: str, name: str, overwrite: bool) -> None:
     try:
-        fd = os.open(directory, os.O_RDONLY | _CLOEXEC)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+        if overwrite:
+            os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        else:
+            # link() fails if the name exists, so a file created meanwhile is never replaced.
+            os.link(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+            os.unlink(tmp, dir_fd=dir_fd)
+    except BaseException:
+        dirfd.unlink_quietly(dir_fd, tmp)
+        raise
+    dirfd.fsync_dir(dir_fd)

@@ -1,0 +1,239 @@
+"""Descriptor-relative building blocks: open, copy and remove below a directory descriptor.
+
+Nothing here passes a path with more than one component to the kernel, and nothing is opened
+without ``O_NOFOLLOW``: whatever a name turns out to be when it is used, a symbolic link is
+never crossed.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import stat as stat_mod
+
+_CLOEXEC = os.O_CLOEXEC
+NOFOLLOW = os.O_NOFOLLOW
+SEARCH = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | NOFOLLOW | _CLOEXEC
+"""To pass through a directory: O_PATH where there is one (needs search permission only)."""
+LIST = os.O_RDONLY | os.O_DIRECTORY | NOFOLLOW | _CLOEXEC
+"""To list, fsync or fchmod a directory."""
+READ = os.O_RDONLY | os.O_NONBLOCK | NOFOLLOW | _CLOEXEC
+"""To read a file: O_NONBLOCK so that a FIFO swapped in cannot stall the open."""
+CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW | _CLOEXEC
+
+
+def lstat(dir_fd: int, name: str) -> os.stat_result:
+    return os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+
+
+def is_link(dir_fd: int, name: str) -> bool:
+    try:
+        return stat_mod.S_ISLNK(lstat(dir_fd, name).st_mode)
+    except OSError:
+        return False
+
+
+def readlink(dir_fd: int, name: str) -> str | None:
+    """A link's target; None when ``name`` is no longer a link (swapped back, or gone)."""
+    try:
+        return os.readlink(name, dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno in (errno.EINVAL, errno.ENOENT):
+            return None
+        raise
+
+
+def lexists(dir_fd: int, name: str) -> bool:
+    try:
+        lstat(dir_fd, name)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def fsync_dir(dir_fd: int) -> None:
+    """Make a rename or unlink in the directory durable; best effort, as file systems differ."""
+    try:
+        fd = os.open(".", LIST, dir_fd=dir_fd)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def unlink_quietly(dir_fd: int, name: str) -> None:
+    try:
+        os.unlink(name, dir_fd=dir_fd)
+    except OSError:
+        pass
+
+
+def remove_node(dir_fd: int, name: str) -> None:
+    """Delete a file, link or whole tree (shutil's descriptor walk never follows a planted link)."""
+    if stat_mod.S_ISDIR(lstat(dir_fd, name).st_mode):
+        shutil.rmtree(name, dir_fd=dir_fd)
+    else:
+        os.unlink(name, dir_fd=dir_fd)
+
+
+def remove_quietly(dir_fd: int, name: str) -> None:
+    try:
+        remove_node(dir_fd, name)
+    except OSError:
+        pass
+
+
+def chmod_at(dir_fd: int, name: str, mode: int) -> bool:
+    """Set the mode of what ``name`` is; False, changing nothing, when it is a symbolic link."""
+    if os.chmod in os.supports_follow_symlinks:
+        # fchmodat(AT_SYMLINK_NOFOLLOW): a link swapped in after the check gets the mode, not its target.
+        if is_link(dir_fd, name):
+            return False
+        os.chmod(name, mode, dir_fd=dir_fd, follow_symlinks=False)
+        return True
+    fd = os.open(name, os.O_PATH | NOFOLLOW | _CLOEXEC, dir_fd=dir_fd)
+    try:
+        if stat_mod.S_ISLNK(os.fstat(fd).st_mode):
+            return False
+        # Linux has no lchmod: /proc's magic link names exactly the inode just opened.
+        os.chmod(f"/proc/self/fd/{fd}", mode)
+        return True
+    finally:
+        os.close(fd)
+
+
+def copy_node(src_fd: int, src: str, dst_fd: int, dst: str) -> None:
+    """Copy a file, link (as a link) or tree to a new name, keeping modes and times.
+
+    Devices, sockets and pipes are refused (``ENXIO``): the copy would block or be meaningless.
+    On failure the caller removes the partial copy.
+    """
+    st = lstat(src_fd, src)
+    if stat_mod.S_ISLNK(st.st_mode):
+        os.symlink(os.readlink(src, dir_fd=src_fd), dst, dir_fd=dst_fd)
+    elif stat_mod.S_ISDIR(st.st_mode):
+        _copy_dir(src_fd, src, dst_fd, dst, st)
+    elif stat_mod.S_ISREG(st.st_mode):
+        _copy_file(src_fd, src, dst_fd, dst)
+    else:
+        raise OSError(errno.ENXIO, "a device, socket or pipe cannot be copied", src)
+
+
+def _copy_dir(src_fd: int, src: str, dst_fd: int, dst: str, st: os.stat_result) -> None:
+    os.mkdir(dst, 0o700, dir_fd=dst_fd)
+    s = os.open(src, LIST, dir_fd=src_fd)
+    try:
+        _same_or_raise(st, os.fstat(s), src)
+        d = os.open(dst, LIST, dir_fd=dst_fd)
+        try:
+            with os.scandir(s) as it:
+                names = [e.name for e in it]
+            for name in names:
+                copy_node(s, name, d, name)
+            os.fchmod(d, stat_mod.S_IMODE(st.st_mode))
+            os.utime(d, ns=(st.st_atime_ns, st.st_mtime_ns))
+        finally:
+            os.close(d)
+    finally:
+        os.close(s)
+
+
+def _copy_file(src_fd: int, src: str, dst_fd: int, dst: str) -> None:
+    s = os.open(src, READ, dir_fd=src_fd)
+    try:
+        st = os.fstat(s)
+        if not stat_mod.S_ISREG(st.st_mode):
+            raise OSError(errno.ENXIO, "a device, socket or pipe cannot be copied", src)
+        os.set_blocking(s, True)
+        d = os.open(dst, CREATE, 0o600, dir_fd=dst_fd)
+        try:
+            _copy_bytes(s, d)
+            os.fchmod(d, stat_mod.S_IMODE(st.st_mode))
+            os.utime(d, ns=(st.st_atime_ns, st.st_mtime_ns))
+        finally:
+            os.close(d)
+    finally:
+        os.close(s)
+
+
+def _copy_bytes(src: int, dst: int) -> None:
+    try:
+        # In the kernel, without a trip through Python's buffers.
+        while os.sendfile(dst, src, None, 1 << 30):
+            pass
+        return
+    except OSError as exc:
+        if exc.errno not in (errno.EINVAL, errno.ENOSYS, errno.ENOTSOCK, errno.EOPNOTSUPP):
+            raise
+    while chunk := os.read(src, 1 << 20):
+        view = memoryview(chunk)
+        while view:
+            view = view[os.write(dst, view):]
+
+
+def _same_or_raise(before: os.stat_result, now: os.stat_result, name: str) -> None:
+    if (before.st_dev, before.st_ino) != (now.st_dev, now.st_ino):
+        raise OSError(errno.EAGAIN, "changed while being copied; try again", name)
+
+
+class DirChain:
+    """Directories below ``top`` opened by relative path, each from the one above it.
+
+    A walk asks for directories in an order where consecutive ones share most of their path,
+    so the open ancestors are reused: a tree costs about one ``openat`` per directory. At most
+    ``limit`` descriptors are held however deep the tree; an evicted level is opened again
+    from ``top`` when the walk comes back to it.
+    """
+
+    def __init__(self, top: int, limit: int = 64):
+        self._top = top
+        self._limit = limit
+        self._names: list[str] = []
+        self._fds: list[int | None] = []
+
+    def open(self, parts: tuple[str, ...]) -> int:
+        """The descriptor of ``top/parts``, valid until the next ``open`` or ``close``; OSError if unreachable."""
+        keep = 0
+        while keep < min(len(parts), len(self._names)) and parts[keep] == self._names[keep]:
+            keep += 1
+        self._truncate(keep)
+        for name in parts[keep:]:
+            fd = os.open(name, LIST, dir_fd=self._base())
+            self._names.append(name)
+            self._fds.append(fd)
+            self._evict()
+        return self._base()
+
+    def _base(self) -> int:
+        if not self._fds:
+            return self._top
+        if self._fds[-1] is None:
+            fd, owned = self._top, False
+            for name in self._names:
+                nxt = os.open(name, LIST, dir_fd=fd)
+                if owned:
+                    os.close(fd)
+                fd, owned = nxt, True
+            self._fds[-1] = fd
+            self._evict()
+        return self._fds[-1]  # type: ignore[return-value]
+
+    def _evict(self) -> None:
+        held = [i for i, fd in enumerate(self._fds) if fd is not None]
+        for i in held[: max(0, len(held) - self._limit)]:
+            os.close(self._fds[i])  # type: ignore[arg-type]
+            self._fds[i] = None
+
+    def _truncate(self, keep: int) -> None:
+        for fd in self._fds[keep:]:
+            if fd is not None:
+                os.close(fd)
+        del self._names[keep:], self._fds[keep:]
+
+    def close(self) -> None:
+        self._truncate(0)

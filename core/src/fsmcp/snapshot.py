@@ -1,0 +1,120 @@
+"""Saved copies of paths inside the roots, and putting them back (:meth:`FileSystem.snapshot`)."""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from . import dirfd
+from .confine import Confinement, Created
+from .errors import ToolError
+from .roots import ResolvedPath
+
+
+class Snapshot:
+    """What :meth:`FileSystem.snapshot` recorded; see there.
+
+    The copies live in a private temporary directory outside the roots; inside the roots every
+    read and every change goes through the roots' descriptors like any other primitive.
+    """
+
+    def __init__(self, conf: Confinement) -> None:
+        self._conf = conf
+        self._store = Path(tempfile.mkdtemp(prefix="fsmcp-snapshot-"))
+        self._saved: list[tuple[ResolvedPath, str | None, ResolvedPath | None]] = []
+        self._seen: set[Path] = set()
+
+    def add(self, p: ResolvedPath) -> None:
+        """Record one more path (a second record of the same path is ignored)."""
+        if p.path in self._seen:
+            return
+        self._seen.add(p.path)
+        if not self._exists(p):
+            first_missing = p
+            while not self._exists(parent := ResolvedPath(first_missing.path.parent, p.root, p.access, False)):
+                first_missing = parent
+            self._saved.append((p, None, first_missing))
+            return
+        copy = str(len(self._saved))
+        with self._conf.at(p) as place, self._opened() as store:
+            dirfd.copy_node(place.fd, place.name, store, copy)
+        self._saved.append((p, copy, None))
+
+    def restore(self) -> None:
+        """Put every recorded path back, newest record first; then forget the copies.
+
+        Raises OSError when a path could not be put back; the copies are then kept.
+        """
+        try:
+            with self._opened() as store:
+                for p, copy, first_missing in reversed(self._saved):
+                    self._clear(first_missing or p)
+                    if copy is not None:
+                        self._put(store, copy, p)
+        except ToolError as exc:
+            # A link swapped in on the way out of the roots: as much a failure to restore as a full disk.
+            raise PermissionError(errno.EACCES, exc.message) from None
+        self.discard()
+
+    def discard(self) -> None:
+        shutil.rmtree(self._store, ignore_errors=True)
+        self._saved.clear()
+
+    @contextmanager
+    def _opened(self) -> Iterator[int]:
+        fd = os.open(self._store, dirfd.LIST)
+        try:
+            yield fd
+        finally:
+            os.close(fd)
+
+    def _exists(self, p: ResolvedPath) -> bool:
+        try:
+            with self._conf.at(p) as place:
+                return dirfd.lexists(place.fd, place.name)
+        except (FileNotFoundError, NotADirectoryError):
+            return False
+
+    def _clear(self, p: ResolvedPath) -> None:
+        try:
+            with self._conf.at(p) as place:
+                if place.name != ".":
+                    if dirfd.lexists(place.fd, place.name):
+                        dirfd.remove_node(place.fd, place.name)
+                    return
+                # A root is emptied, never removed: its descriptor must stay the root's.
+                for name in _names(place.fd, "."):
+                    dirfd.remove_node(place.fd, name)
+        except (FileNotFoundError, NotADirectoryError):
+            pass
+
+    def _put(self, store: int, copy: str, p: ResolvedPath) -> None:
+        created: Created = []
+        try:
+            with self._conf.at(p, created) as place:
+                if place.name != ".":
+                    dirfd.copy_node(store, copy, place.fd, place.name)
+                    return
+                saved = os.open(copy, dirfd.LIST, dir_fd=store)
+                try:
+                    for name in _names(saved, "."):
+                        dirfd.copy_node(saved, name, place.fd, name)
+                finally:
+                    os.close(saved)
+        finally:
+            for fd, _ in created:
+                os.close(fd)
+
+
+def _names(dir_fd: int, name: str) -> list[str]:
+    fd = os.open(name, dirfd.LIST, dir_fd=dir_fd)
+    try:
+        with os.scandir(fd) as it:
+            return [e.name for e in it]
+    finally:
+        os.close(fd)
