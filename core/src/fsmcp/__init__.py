@@ -11,6 +11,7 @@ from .budget import truncate
 from .context import ToolContext
 from .errors import ErrorCode, ToolError
 from .fs import Entry, FileSystem, kind_of
+from .snapshot import Snapshot
 from .globs import GlobFilter
 from .hooks import hookimpl, hookspec
 from .results import Blob, Text, ToolResult
@@ -37,6 +38,7 @@ __all__ = [
     "ResolvedPath",
     "Root",
     "RootSet",
+    "Snapshot",
     "Text",
     "Tool",
     "ToolContext",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -174,4 +175,18 @@ def _run(serve: Callable[..., Awaitable[None]], *args: Any) -> int:
         anyio.run(serve, *args)
     except KeyboardInterrupt:
         pass
+    except BaseException as exc:
+        if not _client_gone(exc):
+            raise
+        # The client closed the pipes: nobody is left to answer, so end quietly, and keep the
+        # interpreter's last flush of stdout from raising again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
+
+
+def _client_gone(exc: BaseException) -> bool:
+    import anyio
+
+    if isinstance(exc, BaseExceptionGroup):
+        return all(_client_gone(e) for e in exc.exceptions)
+    return isinstance(exc, (BrokenPipeError, ConnectionResetError, anyio.BrokenResourceError, anyio.ClosedResourceError))

@@ -56,9 +56,12 @@ async def test_moves_across_devices_by_copy_then_delete(server, root, tmp_path, 
     (root / "d" / "l").symlink_to("f.txt")
     before = tree_of(root / "d")
     real_rename = os.rename
+    refused = []
 
     def cross_device(src, dst, *args, **kwargs):
-        if os.fspath(src) == str(root / "d"):
+        # The host renames by name relative to directory descriptors.
+        if os.fspath(src) == "d" and os.fspath(dst) == "d":
+            refused.append(src)
             raise OSError(errno.EXDEV, "Invalid cross-device link")
         return real_rename(src, dst, *args, **kwargs)
 
@@ -66,6 +69,7 @@ async def test_moves_across_devices_by_copy_then_delete(server, root, tmp_path, 
         monkeypatch.setattr(fsmcp.fs.os, "rename", cross_device)
         await s.ok("move_file", source=str(root / "d"), destination=str(other / "d"))
         monkeypatch.undo()
+    assert refused, "the move never tried the plain rename that fails across devices"
     assert tree_of(other / "d") == before
     assert not (root / "d").exists()
 

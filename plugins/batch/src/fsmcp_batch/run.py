@@ -19,7 +19,7 @@ from . import touched
 
 if TYPE_CHECKING:
     from fsmcp import ToolContext
-    from fsmcp.fs import Snapshot
+    from fsmcp import Snapshot
 
     from .plan import Step
 

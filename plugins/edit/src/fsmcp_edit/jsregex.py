@@ -50,6 +50,8 @@ def compile_js(source: str, *, ignore_case: bool = False, dot_all: bool = False)
     python = _Translator(source, groups, names, dot_all).run()
     try:
         compiled = re.compile(python, re.IGNORECASE if ignore_case else 0)
+    except (OverflowError, RecursionError) as exc:
+        raise invalid(f"invalid regex {source!r}: too large to compile ({exc}); use smaller repeat counts or less nesting") from None
     except re.error as exc:
         if "look-behind" in str(exc):
             raise invalid(

@@ -102,7 +102,9 @@ class Plan:
             raise ToolError(ErrorCode.INVALID_PARAMS, "the diff renames or copies a file, so it names both files itself; leave path out or give a directory")
         return "", path
 
-    def _resolve(self, name: str, *, link_ok: bool = True) -> ResolvedPath:
+    def _resolve(self, name: str | None, *, link_ok: bool = True) -> ResolvedPath:
+        if not name:
+            raise ToolError(ErrorCode.INVALID_PARAMS, "a change in the diff names no file (both sides are /dev/null); give a real file name on one side")
         raw = os.path.join(self.base, name)
         resolved = self.fs.resolve(raw, Access.WRITE)
         if not link_ok and self.fs.resolve(raw, Access.WRITE, follow_links=False).path != resolved.path:

@@ -160,5 +160,9 @@ def failure(code: int, stderr: str, what: str) -> ToolError | None:
     if any("regex" in line or "glob" in line for line in lines):
         reason = next((line.removeprefix("error: ") for line in reversed(lines) if line.startswith("error:")), lines[-1].removeprefix("rg: "))
         return ToolError(ErrorCode.INVALID_PARAMS, f"{what} is not valid: {reason}; fix it (escape metacharacters for literal text)")
+    if any("impossible to match" in line for line in lines):
+        # ripgrep refuses a pattern that can only match a NUL byte: only binary files hold one,
+        # and those are skipped.
+        return ToolError(ErrorCode.INVALID_PARAMS, f"{what} matches a NUL byte, which only binary files hold, and those are not searched; drop the NUL from the pattern")
     detail = lines[0].removeprefix("rg: ") if lines else "no message"
     return ToolError(ErrorCode.INTERNAL_ERROR, f"ripgrep failed (exit status {code}: {detail}); try a simpler pattern or a narrower directory")
