@@ -20,11 +20,14 @@ SUITES = ["perf", "edit", "search", "watch"]
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("suites", nargs="*", choices=SUITES, default=SUITES, help="which to run (default: all)")
+    parser.add_argument("suites", nargs="*", metavar="SUITE", help=f"which to run: {', '.join(SUITES)} (default: all)")
     args = parser.parse_args()
+    unknown = set(args.suites) - set(SUITES)
+    if unknown:
+        parser.error(f"unknown suite(s) {', '.join(sorted(unknown))}; choose from {', '.join(SUITES)}")
     print(f"machine: {platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}")
     failed = []
-    for suite in args.suites:
+    for suite in args.suites or SUITES:
         print(f"\n=== {suite} ===", flush=True)
         if subprocess.run([sys.executable, str(BENCH / f"{suite}.py")], cwd=BENCH).returncode != 0:
             failed.append(suite)
