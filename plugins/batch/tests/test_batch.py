@@ -95,8 +95,8 @@ async def test_seed_004_operation_types_and_parameter_names(server, root):
     [
         ({"tool": "no_such_tool", "arguments": {}}, "operation 2 (no_such_tool): unknown tool 'no_such_tool'; this server offers: append_file, copy_file,"),
         ({"tool": "batch_operations", "arguments": {"operations": []}}, "operation 2 (batch_operations): batch_operations cannot run inside batch_operations"),
-        ({"tool": "write_file", "arguments": {"path": "x"}}, "operation 2 (write_file): invalid arguments: content: required (its parameters: path, content, encoding)"),
-        ({"tool": "read_file", "arguments": {"path": "x", "bogus": 1}}, "operation 2 (read_file): invalid arguments: bogus: unknown parameter"),
+        ({"tool": "write_file", "arguments": {"path": "x"}}, "operation 2 (write_file): invalid arguments for write_file: content: required. Parameters: path, content, encoding"),
+        ({"tool": "read_file", "arguments": {"path": "x", "bogus": 1}}, "operation 2 (read_file): invalid arguments for read_file: bogus: unknown parameter"),
         ({"tool": "read_file", "type": "read", "arguments": {"path": "x"}}, "operations.1: Value error, give either tool"),
         ({"type": "rename", "params": {}}, "operations.1.type: Value error, type 'rename' is not one of read, write, copy, move, delete, append; to run any other tool, name it with tool"),
     ],

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from fsmcp import ErrorCode, ToolError
+from fsmcp.host import describe_invalid
 
 from . import touched
 
@@ -74,7 +75,7 @@ def _step(number: int, op: Operation, ctx: ToolContext, transactional: bool) -> 
     try:
         args = tool.input_model.model_validate(op.arguments)
     except ValidationError as exc:
-        raise _Refused(_invalid(tool, exc)) from None
+        raise _Refused(describe_invalid(tool, exc)) from None
     if transactional and not tool.annotations.read_only:
         reason = touched.unmappable(tool, args)
         if reason:
@@ -82,15 +83,3 @@ def _step(number: int, op: Operation, ctx: ToolContext, transactional: bool) -> 
     return Step(number, tool, op.arguments, args, op.continue_on_error)
 
 
-def _invalid(tool: Tool, exc: ValidationError) -> str:
-    problems = []
-    for err in exc.errors(include_url=False):
-        where = ".".join(str(p) for p in err["loc"]) or "arguments"
-        if err["type"] == "extra_forbidden":
-            problems.append(f"{where}: unknown parameter")
-        elif err["type"] == "missing":
-            problems.append(f"{where}: required")
-        else:
-            problems.append(f"{where}: {err['msg']}")
-    params = ", ".join(tool.input_schema().get("properties", {})) or "none"
-    return f"invalid arguments: {'; '.join(problems)} (its parameters: {params})"
