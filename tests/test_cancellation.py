@@ -108,3 +108,27 @@ async def test_cancelled_word_count_stops(tree):
     assert seen and seen[-1][1] == os.path.getsize(tree / "sparse.bin")
     assert seen[-1][0] < seen[-1][1]
     assert elapsed < 10
+
+
+@pytest.mark.anyio
+async def test_a_cancelled_tree_copy_stops_and_leaves_nothing(tree, monkeypatch):
+    import fsmcp.dirfd
+    import fsmcp_write.hooks
+
+    copied = []
+    real_copy_node = fsmcp.dirfd.copy_node
+
+    def slow_copy_node(*args):
+        time.sleep(DELAY)
+        copied.append(args[1])
+        return real_copy_node(*args)
+
+    monkeypatch.setattr(fsmcp.dirfd, "copy_node", slow_copy_node)
+    host = host_for([tree], [("write", fsmcp_write.hooks)])
+    async with connect(host, mode="legacy") as client:
+        elapsed = await cancel_midway(host, client, "copy_file", {"source": "tree", "destination": "tree_copy"}, None)
+    assert elapsed < ENTRIES * DELAY - 2
+    assert len(copied) < ENTRIES
+    # The copy appears whole or not at all: nothing of it is left, not even its staging directory.
+    assert not (tree / "tree_copy").exists()
+    assert not [p for p in os.listdir(tree) if "fsmcp-tmp" in p]

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar, Token
 from typing import TYPE_CHECKING, Any
 
 import anyio.from_thread
@@ -15,6 +17,30 @@ if TYPE_CHECKING:
     from .fs import FileSystem
     from .results import ToolResult
     from .tools import Tool
+
+_current: ContextVar[ToolContext | None] = ContextVar("fsmcp_current_call", default=None)
+
+
+def check_cancelled() -> None:
+    """Raise if the tool call this code runs for was cancelled.
+
+    For the host's own long primitives (copying a tree), which serve a call without being
+    handed its context; a no-op outside a call.
+    """
+    ctx = _current.get()
+    if ctx is not None:
+        ctx.check_cancelled()
+
+
+@contextmanager
+def uncancellable() -> Iterator[None]:
+    """Inside this block :func:`check_cancelled` never raises (for work that must finish)."""
+    token = _current.set(None)
+    try:
+        yield
+    finally:
+        _current.reset(token)
+
 
 ProgressSender = Callable[[float, float | None, str | None], Awaitable[None]]
 ToolRunner = Callable[..., Awaitable["ToolResult | ToolError"]]
@@ -60,6 +86,14 @@ class ToolContext:
         if self._run_tool is None:
             return ToolError(ErrorCode.INTERNAL_ERROR, "this context cannot run other tools")
         return await self._run_tool(name, arguments, budget=budget)
+
+    def running(self) -> Token:
+        """Mark this as the current call (for :func:`check_cancelled`); reset with the token."""
+        return _current.set(self)
+
+    @staticmethod
+    def done(token: Token) -> None:
+        _current.reset(token)
 
     @property
     def cancelled(self) -> bool:

@@ -12,6 +12,8 @@ import os
 import shutil
 import stat as stat_mod
 
+from .context import check_cancelled
+
 _CLOEXEC = os.O_CLOEXEC
 NOFOLLOW = os.O_NOFOLLOW
 SEARCH = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | NOFOLLOW | _CLOEXEC
@@ -134,6 +136,7 @@ def _copy_dir(src_fd: int, src: str, dst_fd: int, dst: str, st: os.stat_result) 
             with os.scandir(s) as it:
                 names = [e.name for e in it]
             for name in names:
+                check_cancelled()
                 copy_node(s, name, d, name)
             os.fchmod(d, stat_mod.S_IMODE(st.st_mode))
             os.utime(d, ns=(st.st_atime_ns, st.st_mtime_ns))
@@ -164,13 +167,14 @@ def _copy_file(src_fd: int, src: str, dst_fd: int, dst: str) -> None:
 def _copy_bytes(src: int, dst: int) -> None:
     try:
         # In the kernel, without a trip through Python's buffers.
-        while os.sendfile(dst, src, None, 1 << 30):
-            pass
+        while os.sendfile(dst, src, None, 1 << 26):
+            check_cancelled()
         return
     except OSError as exc:
         if exc.errno not in (errno.EINVAL, errno.ENOSYS, errno.ENOTSOCK, errno.EOPNOTSUPP):
             raise
     while chunk := os.read(src, 1 << 20):
+        check_cancelled()
         view = memoryview(chunk)
         while view:
             view = view[os.write(dst, view):]

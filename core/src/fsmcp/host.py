@@ -137,9 +137,11 @@ class Host:
         try:
             if inspect.iscoroutinefunction(tool.function):
                 self.in_flight.add(ctx)
+                token = ctx.running()
                 try:
                     out = await tool.function(args, ctx)
                 finally:
+                    ctx.done(token)
                     self.in_flight.discard(ctx)
             else:
                 out = await anyio.to_thread.run_sync(self._work, tool, args, ctx, abandon_on_cancel=True)
@@ -163,9 +165,11 @@ class Host:
     def _work(self, tool: Tool, args: Any, ctx: ToolContext) -> Any:
         # Runs in a worker thread; an abandoned (cancelled) call stays in flight until it returns.
         self.in_flight.add(ctx)
+        token = ctx.running()
         try:
             return tool.function(args, ctx)
         finally:
+            ctx.done(token)
             self.in_flight.discard(ctx)
 
 

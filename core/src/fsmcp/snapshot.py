@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from . import dirfd
+from .context import uncancellable
 from .confine import Confinement, Created
 from .errors import ToolError
 from .roots import ResolvedPath
@@ -51,7 +52,9 @@ class Snapshot:
         Raises OSError when a path could not be put back; the copies are then kept.
         """
         try:
-            with self._opened() as store:
+            # A restore runs to the end even for a cancelled call: stopping half-way would leave
+            # the mix of old and new that the snapshot exists to undo.
+            with uncancellable(), self._opened() as store:
                 for p, copy, first_missing in reversed(self._saved):
                     self._clear(first_missing or p)
                     if copy is not None:
