@@ -7,7 +7,7 @@ A plugin imports what it needs from here and nowhere else::
 
 from importlib.metadata import PackageNotFoundError, version
 
-from .budget import truncate
+from .budget import fair_shares, truncate
 from .context import ToolContext
 from .errors import ErrorCode, ToolError
 from .fs import Entry, FileSystem, kind_of
@@ -45,6 +45,7 @@ __all__ = [
     "ToolError",
     "ToolInput",
     "ToolResult",
+    "fair_shares",
     "hookimpl",
     "kind_of",
     "hookspec",

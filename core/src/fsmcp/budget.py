@@ -21,3 +21,17 @@ def truncate(text: str, limit: int, how_to_continue: str) -> tuple[str, bool]:
         f"(output budget {limit:,}). {how_to_continue}]"
     )
     return shown + notice, True
+
+
+def fair_shares(needs: list[int], total: int) -> list[int]:
+    """Split ``total`` characters max-min fairly: none gets more than it needs, the rest share evenly.
+
+    For results made of several parts (several files, several batch steps) held to one budget.
+    """
+    shares = [0] * len(needs)
+    left, count = max(total, 0), len(needs)
+    for i in sorted(range(len(needs)), key=needs.__getitem__):
+        shares[i] = min(needs[i], left // count)
+        left -= shares[i]
+        count -= 1
+    return shares

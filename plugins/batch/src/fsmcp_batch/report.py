@@ -9,22 +9,11 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from fsmcp import Blob, Text, ToolError, ToolResult, truncate
+from fsmcp import Blob, Text, ToolError, ToolResult, fair_shares, truncate
 
 if TYPE_CHECKING:
     from .plan import Step
     from .run import Run
-
-
-def fair_shares(needs: list[int], total: int) -> list[int]:
-    """Max-min fair split of ``total``: nobody gets more than it needs, the rest share evenly."""
-    shares = [0] * len(needs)
-    left, count = max(total, 0), len(needs)
-    for i in sorted(range(len(needs)), key=needs.__getitem__):
-        shares[i] = min(needs[i], left // count)
-        left -= shares[i]
-        count -= 1
-    return shares
 
 
 def report(run: Run, budget: int) -> ToolResult:

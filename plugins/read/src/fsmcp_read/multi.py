@@ -9,7 +9,7 @@ from __future__ import annotations
 import stat as stat_mod
 from typing import TYPE_CHECKING, Any
 
-from fsmcp import Access, ErrorCode, Text, ToolError, ToolResult
+from fsmcp import Access, ErrorCode, Text, ToolError, ToolResult, fair_shares
 
 from .content import binary_type, sample
 from .reader import take_text
@@ -21,17 +21,6 @@ if TYPE_CHECKING:
 
 NOTICE_ROOM = 400
 """Characters a file's truncation or U+FFFD notice may take."""
-
-
-def fair_shares(needs: list[int], total: int) -> list[int]:
-    """Max-min fair split of ``total``: nobody gets more than it needs, the rest share evenly."""
-    shares = [0] * len(needs)
-    left, count = max(total, 0), len(needs)
-    for i in sorted(range(len(needs)), key=needs.__getitem__):
-        shares[i] = min(needs[i], left // count)
-        left -= shares[i]
-        count -= 1
-    return shares
 
 
 def read_multiple_files(args: ReadMultipleInput, ctx: ToolContext) -> ToolResult:
