@@ -51,6 +51,36 @@ async def serve_stdio(*serve_args: str, cwd: str | Path | None = None, env: dict
         yield client
 
 
+class ToolCalls:
+    """A connected client with assertions: ``ok`` and ``fail`` check the outcome, return the text.
+
+    ``texts`` keeps every text received, so a test can check that something (a secret's
+    content, an outside path) never appeared in any of them.
+    """
+
+    def __init__(self, client: Client):
+        self.client = client
+        self.texts: list[str] = []
+
+    async def call(self, name: str, **args: Any) -> tuple[bool, str]:
+        result = await self.client.call_tool(name, args)
+        text = text_of(result)
+        self.texts.append(text)
+        return bool(result.is_error), text
+
+    async def ok(self, name: str, **args: Any) -> str:
+        is_error, text = await self.call(name, **args)
+        assert not is_error, text
+        return text
+
+    async def fail(self, name: str, code: str, **args: Any) -> str:
+        """The call fails with ``code``; returns the text (``CODE: message``)."""
+        is_error, text = await self.call(name, **args)
+        assert is_error, text
+        assert text.startswith(f"{code}: "), text
+        return text
+
+
 def text_of(result: types.CallToolResult) -> str:
     """All text content of a result, joined by newlines."""
     return "\n".join(block.text for block in result.content if isinstance(block, types.TextContent))

@@ -11,31 +11,9 @@ from pathlib import Path
 
 import fsmcp_archive.hooks
 import pytest
-from fsmcp.testing import connect, host_for, text_of
+from fsmcp.testing import ToolCalls, connect, host_for
 
 SECRET = "TOP SECRET: this text lives outside the roots"
-
-
-class Session:
-    """One connected client; ``ok`` and ``fail`` assert the outcome and return the text."""
-
-    def __init__(self, client):
-        self.client = client
-
-    async def call(self, name: str, **args):
-        result = await self.client.call_tool(name, args)
-        return result.is_error, text_of(result)
-
-    async def ok(self, name: str, **args) -> str:
-        is_error, text = await self.call(name, **args)
-        assert not is_error, text
-        return text
-
-    async def fail(self, name: str, code: str, **args) -> str:
-        is_error, text = await self.call(name, **args)
-        assert is_error, text
-        assert text.startswith(f"{code}: "), text
-        return text
 
 
 @pytest.fixture
@@ -66,7 +44,7 @@ def server(root: Path):
         client_options = {k: client_options_and_settings.pop(k) for k in ("mode",) if k in client_options_and_settings}
         host = make_host(*(roots or [root]), limits=limits, **client_options_and_settings)
         async with connect(host, **client_options) as client:
-            yield Session(client)
+            yield ToolCalls(client)
 
     return open_session
 

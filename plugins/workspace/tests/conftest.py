@@ -9,29 +9,9 @@ import fsmcp_read.hooks
 import fsmcp_workspace.hooks
 import fsmcp_write.hooks
 import pytest
-from fsmcp.testing import connect, host_for, text_of
+from fsmcp.testing import ToolCalls, connect, host_for
 
 PLUGINS = [("read", fsmcp_read.hooks), ("write", fsmcp_write.hooks), ("workspace", fsmcp_workspace.hooks)]
-
-
-class Session:
-    def __init__(self, client):
-        self.client = client
-
-    async def call(self, name: str, **args) -> tuple[bool, str]:
-        result = await self.client.call_tool(name, args)
-        return bool(result.is_error), text_of(result)
-
-    async def ok(self, name: str, **args) -> str:
-        is_error, text = await self.call(name, **args)
-        assert not is_error, text
-        return text
-
-    async def fail(self, name: str, code: str, **args) -> str:
-        is_error, text = await self.call(name, **args)
-        assert is_error, text
-        assert text.startswith(f"{code}: "), text
-        return text
 
 
 @pytest.fixture
@@ -62,7 +42,7 @@ def session():
     @asynccontextmanager
     async def open_session(host):
         async with connect(host) as client:
-            yield Session(client)
+            yield ToolCalls(client)
 
     return open_session
 

@@ -8,34 +8,9 @@ from pathlib import Path
 
 import fsmcp_write.hooks
 import pytest
-from fsmcp.testing import connect, host_for, text_of
+from fsmcp.testing import ToolCalls, connect, host_for
 
 SECRET = "TOP SECRET: this text lives outside the roots"
-
-
-class Session:
-    """One connected client; keeps every text it received so a test can search them all."""
-
-    def __init__(self, client):
-        self.client = client
-        self.texts: list[str] = []
-
-    async def call(self, name: str, **args):
-        result = await self.client.call_tool(name, args)
-        text = text_of(result)
-        self.texts.append(text)
-        return result.is_error, text
-
-    async def ok(self, name: str, **args) -> str:
-        is_error, text = await self.call(name, **args)
-        assert not is_error, text
-        return text
-
-    async def fail(self, name: str, code: str, **args) -> str:
-        is_error, text = await self.call(name, **args)
-        assert is_error, text
-        assert text.startswith(f"{code}: "), text
-        return text
 
 
 @pytest.fixture
@@ -66,7 +41,7 @@ def server(root: Path):
     async def open_session(*roots, **settings):
         host = host_for(roots or [root], [("write", fsmcp_write.hooks)], **settings)
         async with connect(host) as client:
-            yield Session(client)
+            yield ToolCalls(client)
 
     return open_session
 
