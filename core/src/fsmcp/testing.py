@@ -84,3 +84,16 @@ class ToolCalls:
 def text_of(result: types.CallToolResult) -> str:
     """All text content of a result, joined by newlines."""
     return "\n".join(block.text for block in result.content if isinstance(block, types.TextContent))
+
+
+def ok_text(result: types.CallToolResult) -> str:
+    """The text of a result that must not be an error (asserts it)."""
+    assert not result.is_error, text_of(result)
+    return text_of(result)
+
+
+def error_of(result: types.CallToolResult) -> tuple[str, str]:
+    """``(code, message)`` of a result that must be an error (asserts it)."""
+    assert result.is_error, f"expected an error, got {result.content!r}"
+    code, _, message = text_of(result).partition(": ")
+    return code, message

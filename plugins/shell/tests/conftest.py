@@ -12,7 +12,7 @@ from mcp import types
 
 import fsmcp_shell.hooks
 import fsmcp_shell.process
-from fsmcp.testing import connect, host_for
+from fsmcp.testing import connect, error_of, host_for, ok_text
 
 
 def processes_with(marker: str) -> list[int]:
@@ -65,24 +65,13 @@ def call(root):
 @pytest.fixture
 def ok():
     """The text of a result that must not be an error."""
-
-    def ok(result: types.CallToolResult) -> str:
-        assert not result.is_error, result.content[0].text
-        return "\n".join(block.text for block in result.content if isinstance(block, types.TextContent))
-
-    return ok
+    return ok_text
 
 
 @pytest.fixture
 def failure():
     """``(code, message)`` of a result that must be an error."""
-
-    def failure(result: types.CallToolResult) -> tuple[str, str]:
-        assert result.is_error, f"expected an error, got {result.content!r}"
-        code, _, message = result.content[0].text.partition(": ")
-        return code, message
-
-    return failure
+    return error_of
 
 
 @pytest.fixture
