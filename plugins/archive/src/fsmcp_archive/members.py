@@ -12,7 +12,7 @@ import struct
 import tarfile
 import zipfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -115,3 +115,17 @@ def reading(label: str) -> Iterator[None]:
             ErrorCode.INVALID_PARAMS,
             f"{label} is damaged or not a valid archive ({detail}); check that the file is complete (a copy or download cut short?)",
         ) from None
+
+
+def metered(f: Any, label: str, member: Member, tally: Tally, ratio: Callable[[int], float | None]) -> Iterator[bytes]:
+    """A member's bytes in chunks, each counted against the limits (``ratio(produced)`` so far)."""
+    with f:
+        produced = 0
+        while True:
+            with reading(label):
+                chunk = f.read(CHUNK)
+            if not chunk:
+                return
+            produced += len(chunk)
+            tally.add(member, produced, len(chunk), ratio(produced))
+            yield chunk

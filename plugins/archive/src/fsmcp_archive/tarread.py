@@ -11,7 +11,7 @@ from typing import Any, BinaryIO
 
 from fsmcp import ErrorCode, ToolError
 
-from .members import CHUNK, Member, Tally, ratio_error, reading, too_many
+from .members import Member, Tally, metered, ratio_error, reading, too_many
 from .options import RATIO_FLOOR, Limits
 from .text import shown
 
@@ -65,16 +65,7 @@ class TarReader:
             f = self.tar.extractfile(member.ref)
         if f is None:
             raise ToolError(ErrorCode.INVALID_PARAMS, f"member {shown(member.raw)} of {self.label} has no data to read")
-        with f:
-            produced = 0
-            while True:
-                with reading(self.label):
-                    chunk = f.read(CHUNK)
-                if not chunk:
-                    return
-                produced += len(chunk)
-                tally.add(member, produced, len(chunk), self._stream_ratio())
-                yield chunk
+        yield from metered(f, self.label, member, tally, lambda produced: self._stream_ratio())
 
     def _stream_ratio(self) -> float | None:
         if not self.compressed:

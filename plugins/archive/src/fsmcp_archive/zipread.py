@@ -10,7 +10,7 @@ from typing import BinaryIO
 
 from fsmcp import ErrorCode, ToolError
 
-from .members import CHUNK, Member, Tally, reading, too_many
+from .members import Member, Tally, metered, reading, too_many
 from .options import RATIO_FLOOR, Limits, raise_hint
 
 MAX_LINK_TARGET = 4096
@@ -87,17 +87,8 @@ class ZipReader:
     def chunks(self, member: Member, tally: Tally) -> Iterator[bytes]:
         with reading(self.label):
             f = self.zf.open(member.ref)
-        with f:
-            produced = 0
-            while True:
-                with reading(self.label):
-                    chunk = f.read(CHUNK)
-                if not chunk:
-                    return
-                produced += len(chunk)
-                ratio = produced / max(member.packed or 0, 1) if produced > RATIO_FLOOR else None
-                tally.add(member, produced, len(chunk), ratio)
-                yield chunk
+        packed = max(member.packed or 0, 1)
+        yield from metered(f, self.label, member, tally, lambda produced: produced / packed if produced > RATIO_FLOOR else None)
 
 
 def _unreadable(info: zipfile.ZipInfo) -> str | None:
