@@ -95,8 +95,8 @@ def temp_files(top: Path) -> list[Path]:
 
 
 def test_malformed_json_rpc_is_answered_or_dropped_and_the_server_keeps_serving(root):
-    """A request the server can attribute gets a JSON-RPC error; a line it cannot parse as a
-    JSON-RPC message at all (no usable id) is dropped by the SDK's transport, unanswered."""
+    """A request the server can attribute gets a JSON-RPC error with its id; a line that is no
+    JSON-RPC message at all (not JSON, a batch, no usable id) gets one with id null."""
     raw = Raw(str(root))
     raw.initialize()
     raw.send(b"this is not json\n")
@@ -124,6 +124,7 @@ def test_malformed_json_rpc_is_answered_or_dropped_and_the_server_keeps_serving(
     assert raw.text(15)[1].startswith("INVALID_PARAMS: unknown tool 'no_such_tool'")
     raw.call(16, "read_file", {"path": "a.txt"})
     assert raw.text(16) == (False, "alpha\n")
+    assert raw.answer(None)["error"]["code"] in (-32700, -32600)
     rc, stderr = raw.close()
     assert rc == 0, stderr
     assert "Traceback" not in stderr

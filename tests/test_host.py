@@ -1,11 +1,12 @@
 """The host's own behaviour, with small plugins defined here and the real in-process client."""
 
+import sys
 import types as pytypes
 
 import pytest
 from mcp import types
 
-from fsmcp import Access, DESTRUCTIVE, ErrorCode, READ_ONLY, Tool, ToolError, ToolInput, ToolResult, hookimpl
+from fsmcp import Access, DESTRUCTIVE, ErrorCode, READ_ONLY, Text, Tool, ToolError, ToolInput, ToolResult, hookimpl, truncate
 from fsmcp.config import ConfigError, build_settings, load_toml
 from fsmcp.host import HostError
 from fsmcp.testing import connect, host_for, text_of
@@ -195,6 +196,56 @@ async def test_a_formatter_plugin_takes_over_when_chosen(root):
     async with connect(host_for([root], [("sample", SAMPLE), ("shout", shouting)], format="shout")) as client:
         assert text_of(await client.call_tool("peek", {"path": "a.txt"})) == "HELLO"
         assert text_of(await client.call_tool("peek", {"path": "/etc/passwd"})) == "ACCESS_DENIED"
+
+
+@pytest.mark.anyio
+async def test_a_formatter_answers_with_the_wire_dict_and_a_wrapper_adjusts_it(root):
+    """The ``plain`` formatter and the wrapper of docs/hooks.md, as written there."""
+    plain, stamp = pytypes.SimpleNamespace(), pytypes.SimpleNamespace()
+
+    @hookimpl
+    def fsmcp_format_result(outcome, format, settings):
+        if format != "plain":
+            return None
+        if isinstance(outcome, ToolError):
+            return {"content": [{"type": "text", "text": f"{outcome.code.value}: {outcome.message}"}], "isError": True}
+        text = "\n".join(part.text for part in outcome.parts if isinstance(part, Text))
+        text, _ = truncate(text, settings.budget, "Ask for less: a narrower path or a range.")
+        return {"content": [{"type": "text", "text": text}]}
+
+    @hookimpl(wrapper=True)
+    def stamped(tool):
+        result = yield
+        if tool is not None and result is not None:
+            result["_meta"] = {"example.org/tool": tool.name}
+        return result
+
+    plain.fsmcp_format_result = fsmcp_format_result
+    stamp.fsmcp_format_result = stamped
+    async with connect(host_for([root], [("sample", SAMPLE), ("plain", plain), ("stamp", stamp)], format="plain")) as client:
+        read = await client.call_tool("peek", {"path": "a.txt"})
+        refused = await client.call_tool("peek", {"path": "/etc/passwd"})
+    assert text_of(read) == "hello" and read.meta == {"example.org/tool": "peek"}
+    assert refused.is_error and text_of(refused).startswith("ACCESS_DENIED: ")
+
+
+@pytest.mark.anyio
+async def test_a_function_named_as_module_colon_name_is_imported_at_the_first_call(root, tmp_path, monkeypatch):
+    (tmp_path / "lazy_impl_for_test.py").write_text("import json\n\ndef peek(args, ctx):\n    return 'lazy ' + args.path\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    lazy = plugin(
+        Tool("lazy", "Loads late.", PathInput, "lazy_impl_for_test:peek", READ_ONLY),
+        Tool("gone", "Names no module.", PathInput, "no_such_module_for_test:peek", READ_ONLY),
+    )
+    host = host_for([root], [("lazy", lazy)])
+    assert "lazy_impl_for_test" not in sys.modules
+    async with connect(host) as client:
+        assert text_of(await client.call_tool("lazy", {"path": "a.txt"})) == "lazy a.txt"
+        gone = await client.call_tool("gone", {"path": "a.txt"})
+    assert "lazy_impl_for_test" in sys.modules
+    assert gone.is_error and text_of(gone).startswith("INTERNAL_ERROR: gone failed unexpectedly (ModuleNotFoundError")
+    with pytest.raises(HostError, match="neither callable nor 'module:name'"):
+        host_for([root], [("bad", plugin(Tool("bad", "No function.", PathInput, "not a reference", READ_ONLY)))])
 
 
 @pytest.mark.anyio

@@ -8,7 +8,6 @@ import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
 import anyio
-from mcp import types
 
 if TYPE_CHECKING:
     from .host import Host
@@ -41,24 +40,26 @@ def call(host: Host, tool: str, arguments: dict[str, Any], out: TextIO = sys.std
     if tool not in host.tools:
         raise UsageError(f"unknown tool {tool!r}; this configuration offers: {', '.join(host.tools) or '(none)'}")
     result = anyio.run(host.call, tool, arguments)
-    stream = err if result.is_error and host.settings.format == "text" else out
-    text = "\n".join(describe(block) for block in result.content)
+    failed = bool(result.get("isError"))
+    stream = err if failed and host.settings.format == "text" else out
+    text = "\n".join(describe(block) for block in result["content"])
     stream.write(text if text.endswith("\n") else text + "\n")
-    return TOOL_FAILED if result.is_error else OK
+    return TOOL_FAILED if failed else OK
 
 
-def describe(block: types.ContentBlock) -> str:
+def describe(block: dict[str, Any]) -> str:
     """A content item as text: text as it is, anything binary as one line saying what it is."""
-    if isinstance(block, types.TextContent):
-        return block.text
-    if isinstance(block, (types.ImageContent, types.AudioContent)):
-        return f"[{block.type}: {block.mime_type}, {_size(block.data)} bytes]"
-    if isinstance(block, types.EmbeddedResource):
-        resource = block.resource
-        if isinstance(resource, types.TextResourceContents):
-            return resource.text
-        return f"[resource {resource.uri}: {resource.mime_type or 'application/octet-stream'}, {_size(resource.blob)} bytes]"
-    return f"[link: {block.uri}]"
+    kind = block.get("type")
+    if kind == "text":
+        return block["text"]
+    if kind in ("image", "audio"):
+        return f"[{kind}: {block['mimeType']}, {_size(block['data'])} bytes]"
+    if kind == "resource":
+        resource = block["resource"]
+        if "text" in resource:
+            return resource["text"]
+        return f"[resource {resource['uri']}: {resource.get('mimeType') or 'application/octet-stream'}, {_size(resource['blob'])} bytes]"
+    return f"[link: {block.get('uri')}]"
 
 
 def _size(data: str) -> int:

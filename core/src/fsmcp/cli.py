@@ -143,7 +143,7 @@ def _serve(host: Host) -> int:
     if host.settings.transport == "http":
         return _serve_http(host, roots)
 
-    from .server import serve_stdio
+    from .stdio import serve_stdio
 
     print(f"fsmcp: serving {len(host.tools)} tools over stdio on {roots}", file=sys.stderr)
     return _run(serve_stdio, host)

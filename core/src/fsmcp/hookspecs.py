@@ -8,13 +8,11 @@ spec's arguments, and specs only ever gain arguments, so a plugin written today 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .hooks import hookspec
 
 if TYPE_CHECKING:
-    from mcp import types
-
     from .config import Settings
     from .errors import ToolError
     from .results import ToolResult
@@ -105,19 +103,21 @@ def fsmcp_check_path(path: ResolvedPath, access: Access, settings: Settings) -> 
 @hookspec(firstresult=True)
 def fsmcp_format_result(
     tool: Tool | None, outcome: ToolResult | ToolError, format: str, settings: Settings
-) -> types.CallToolResult | None:
+) -> dict[str, Any] | None:
     """Turn a tool's result, or its failure, into the MCP result the client receives.
 
-    The formatter named by the ``format`` setting answers; others return None. A failure must
-    become a result with ``is_error=True`` whose text leads with the error's code. The
-    formatter owns the output budget (``settings.budget``): it never sends more text than that,
-    and says so when it cut.
+    The formatter named by the ``format`` setting answers; others return None. The answer is
+    the ``CallToolResult`` as it goes on the wire, a dict such as
+    ``{"content": [{"type": "text", "text": "..."}]}`` (the ``mcp`` SDK's
+    ``types.CallToolResult`` model is accepted too). A failure must become a result with
+    ``"isError": True`` whose text leads with the error's code. The formatter owns the output
+    budget (``settings.budget``): it never sends more text than that, and says so when it cut.
 
     :param tool: The tool that ran, or None when the client named no known tool.
     :param outcome: A :class:`fsmcp.ToolResult`, or the :class:`fsmcp.ToolError` it raised.
     :param format: The configured format's name (``--format``).
     :param settings: The server's settings.
-    :return: A ``mcp.types.CallToolResult``, or None when this is not the configured format.
+    :return: The result as a dict, or None when this is not the configured format.
 
     Stops at the first non-None result.
     """

@@ -5,12 +5,12 @@ from __future__ import annotations
 import inspect
 import logging
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from .config import Settings
 from .context import ProgressSender, ToolContext
@@ -23,7 +23,6 @@ from .tools import Tool
 
 if TYPE_CHECKING:
     import pluggy
-    from mcp import types
 
 log = logging.getLogger("fsmcp")
 
@@ -83,6 +82,15 @@ class Host:
             if name not in known:
                 print(f"fsmcp: --enable/--disable {name!r} names no installed plugin or tool", file=sys.stderr)
 
+    def instructions(self) -> str:
+        """What the server tells a client when it connects."""
+        roots = "; ".join(r.describe() for r in self.roots.operator)
+        return (
+            f"File tools over these directories: {roots} (a client's MCP roots can narrow them, never widen them). "
+            f"Relative paths resolve against the workspace, at first {self.roots.operator[0].path}. "
+            "Failures lead with a code (NOT_FOUND, ACCESS_DENIED, ...) and say what to do next."
+        )
+
     # -- path policy --------------------------------------------------------------------------
 
     def resolve_path(self, raw: str, access: Access, follow_links: bool = True) -> ResolvedPath:
@@ -104,12 +112,16 @@ class Host:
 
     # -- formatting ---------------------------------------------------------------------------
 
-    def format(self, tool: Tool | None, outcome: ToolResult | ToolError) -> types.CallToolResult:
-        return self.pm.hook.fsmcp_format_result(tool=tool, outcome=outcome, format=self.settings.format, settings=self.settings)
+    def format(self, tool: Tool | None, outcome: ToolResult | ToolError) -> dict[str, Any]:
+        """The ``CallToolResult`` as it goes on the wire (a formatter may also answer with the SDK's model)."""
+        result = self.pm.hook.fsmcp_format_result(tool=tool, outcome=outcome, format=self.settings.format, settings=self.settings)
+        if isinstance(result, BaseModel):
+            return result.model_dump(by_alias=True, mode="json", exclude_none=True)
+        return result
 
     # -- calling ------------------------------------------------------------------------------
 
-    async def call(self, name: str, arguments: dict[str, Any] | None, *, send_progress: ProgressSender | None = None) -> types.CallToolResult:
+    async def call(self, name: str, arguments: dict[str, Any] | None, *, send_progress: ProgressSender | None = None) -> dict[str, Any]:
         """Run one tool call; every failure comes back as an ``isError`` result."""
         outcome = await self.run_named(name, arguments, send_progress=send_progress)
         return self.format(self.tools.get(name), outcome)
@@ -135,16 +147,17 @@ class Host:
             fs=self.fs, settings=self.settings, tool=tool, tools=self.tools, send_progress=send_progress, run_tool=self.run_named, budget=budget
         )
         try:
-            if inspect.iscoroutinefunction(tool.function):
+            function = tool.resolve()
+            if inspect.iscoroutinefunction(function):
                 self.in_flight.add(ctx)
                 token = ctx.running()
                 try:
-                    out = await tool.function(args, ctx)
+                    out = await function(args, ctx)
                 finally:
                     ctx.done(token)
                     self.in_flight.discard(ctx)
             else:
-                out = await anyio.to_thread.run_sync(self._work, tool, args, ctx, abandon_on_cancel=True)
+                out = await anyio.to_thread.run_sync(self._work, function, args, ctx, abandon_on_cancel=True)
         except anyio.get_cancelled_exc_class():
             ctx.cancel()  # the abandoned worker thread sees it at its next check
             raise
@@ -162,12 +175,12 @@ class Host:
             )
         return ToolResult.text(out) if isinstance(out, str) else out
 
-    def _work(self, tool: Tool, args: Any, ctx: ToolContext) -> Any:
+    def _work(self, function: Callable[..., Any], args: Any, ctx: ToolContext) -> Any:
         # Runs in a worker thread; an abandoned (cancelled) call stays in flight until it returns.
         self.in_flight.add(ctx)
         token = ctx.running()
         try:
-            return tool.function(args, ctx)
+            return function(args, ctx)
         finally:
             ctx.done(token)
             self.in_flight.discard(ctx)

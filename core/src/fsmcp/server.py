@@ -1,29 +1,22 @@
-"""The MCP server: the host's tools on the ``mcp`` SDK's low-level server (stdio here; HTTP in ``http.py``)."""
+"""The host's tools on the ``mcp`` SDK's low-level server: HTTP (``http.py``), 2026-07-28 clients over stdio."""
 
 from __future__ import annotations
 
 import dataclasses
-import logging
 import warnings
 from contextvars import ContextVar
 from typing import Any
 
-import anyio
-from mcp import MCPDeprecationWarning, MCPError, types
+from mcp import MCPDeprecationWarning, types
 from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict
 
 from . import __version__
+from .client_roots import ClientRoots
 from .host import Host
-from .roots import RootSet
-from .tools import Tool
 
-log = logging.getLogger("fsmcp")
-
-ROOTS_TIMEOUT = 10.0
-"""Seconds a handshake-era client has to answer ``roots/list`` before the call is refused."""
 
 _ROOTS_KEY = "roots"
 _STATE_KEY = "fsmcp.client_roots"
@@ -32,90 +25,8 @@ _answer: ContextVar[Any] = ContextVar("fsmcp_roots_answer", default=_NO_ANSWER)
 _OFFERS_ROOTS = types.ClientCapabilities(roots=types.RootsCapability())
 
 
-def wire_tool(tool: Tool) -> types.Tool:
-    a = tool.annotations
-    return types.Tool(
-        name=tool.name,
-        title=tool.title,
-        description=tool.description,
-        input_schema=tool.input_schema(),
-        output_schema=tool.output_model.model_json_schema(by_alias=True) if tool.output_model else None,
-        annotations=types.ToolAnnotations(
-            title=tool.title,
-            read_only_hint=a.read_only,
-            destructive_hint=a.destructive,
-            idempotent_hint=a.idempotent,
-            open_world_hint=a.open_world,
-        ),
-    )
-
-
-def instructions(host: Host) -> str:
-    roots = "; ".join(r.describe() for r in host.roots.operator)
-    return (
-        f"File tools over these directories: {roots} (a client's MCP roots can narrow them, never widen them). "
-        f"Relative paths resolve against the workspace, at first {host.roots.operator[0].path}. "
-        "Failures lead with a code (NOT_FOUND, ACCESS_DENIED, ...) and say what to do next."
-    )
-
-
-class _RootsAnswer(BaseModel):
-    # Lenient on purpose: the SDK's ListRootsResult rejects the whole answer for one root that
-    # is not file://, and a malformed root must be refused alone.
-    roots: list[Any]
-
-
-class ClientRoots:
-    """One connection's view of the roots, narrowed by the client's MCP roots when it has any.
-
-    Handshake era: asked with ``roots/list`` before the first tool call, again after
-    ``notifications/roots/list_changed``. 2026-07-28 era: asked through an
-    ``InputRequiredResult`` on the first tool call, then cached for the connection.
-    """
-
-    def __init__(self, roots: RootSet):
-        self.roots = roots
-        self.view = roots.new_view()
-        self.known = False
-        self._lock = anyio.Lock()
-
-    def apply(self, answer: Any) -> None:
-        try:
-            listed = _RootsAnswer.model_validate(answer).roots
-        except ValidationError:
-            self.fail("its answer to roots/list is not a list of roots")
-            return
-        uris = [item.get("uri") if isinstance(item, dict) else item for item in listed]
-        for problem in self.roots.narrow(self.view, uris):
-            log.warning(problem)
-        log.info("client roots %s; usable roots: %s", uris, ", ".join(r.describe() for r in self.view.roots) or "none")
-        self.known = True
-
-    def fail(self, why: str) -> None:
-        # Fail closed, and ask again at the next call: falling back to the operator's roots
-        # would silently widen what the client asked for.
-        log.warning("client roots unavailable: %s", why)
-        self.view.refusal = f"the client offers MCP roots, but {why}; no path is allowed until it lists them (try again)"
-        self.known = False
-
-    def changed(self) -> None:
-        self.known = False
-
-    async def ask(self, ctx: ServerRequestContext[Any]) -> None:
-        """Handshake era: send ``roots/list`` on the back-channel, unless the answer is current."""
-        async with self._lock:
-            if self.known:
-                return
-            try:
-                with anyio.fail_after(ROOTS_TIMEOUT):
-                    # session.list_roots() would validate every root strictly; see _RootsAnswer.
-                    answer = await ctx.session.send_request(types.ListRootsRequest(), _RootsAnswer)
-            except TimeoutError:
-                self.fail(f"it did not answer roots/list within {ROOTS_TIMEOUT:g} seconds")
-            except (MCPError, ValidationError) as exc:
-                self.fail(f"roots/list failed ({exc})")
-            else:
-                self.apply(answer.model_dump())
+class _AnyResult(BaseModel):
+    model_config = ConfigDict(extra="allow")
 
 
 def _offers_roots(ctx: ServerRequestContext[Any]) -> bool:
@@ -126,7 +37,7 @@ async def _take_roots_answer(ctx: ServerRequestContext[Any], call_next: Any) -> 
     """Middleware: lift a 2026-07-28 ``inputResponses.roots`` out of ``tools/call`` before the SDK parses it.
 
     The SDK would reject the whole call for one root that is not ``file://``; the handler
-    parses the answer leniently instead (see ``_RootsAnswer``).
+    parses the answer leniently instead (see ``ClientRoots.apply``).
     """
     params = ctx.params
     responses = (params or {}).get("inputResponses")
@@ -155,7 +66,7 @@ def build_server(host: Host, *, sessions: bool = False) -> Server[Any]:
     ClientRoots live on its connection and end with it. Only handshake-era connections persist
     across requests, so HTTP serves that era alone (see ``http.py``).
     """
-    tools = [wire_tool(t) for t in host.tools.values()]  # built once: the list never changes
+    tools = [types.Tool.model_validate(t.wire()) for t in host.tools.values()]  # built once: the list never changes
     own = None if sessions else ClientRoots(host.roots)
 
     def client_of(ctx: ServerRequestContext[Any]) -> ClientRoots:
@@ -180,13 +91,18 @@ def build_server(host: Host, *, sessions: bool = False) -> Server[Any]:
             elif not client.known and _offers_roots(ctx):
                 return types.InputRequiredResult(input_requests={_ROOTS_KEY: types.ListRootsRequest()})
         elif not client.known and _offers_roots(ctx):
-            await client.ask(ctx)
+
+            async def list_roots() -> Any:
+                # session.list_roots() would validate every root strictly; ClientRoots is lenient.
+                return (await ctx.session.send_request(types.ListRootsRequest(), _AnyResult)).model_dump()
+
+            await client.ask(list_roots)
 
         async def send_progress(done: float, total: float | None, message: str | None) -> None:
             await ctx.session.report_progress(done, total, message)
 
         with host.roots.viewing(client.view):
-            return await host.call(params.name, params.arguments, send_progress=send_progress)
+            return types.CallToolResult.model_validate(await host.call(params.name, params.arguments, send_progress=send_progress))
 
     async def on_roots_list_changed(ctx: ServerRequestContext[Any], params: types.NotificationParams | None) -> None:
         client_of(ctx).changed()  # asked again before the next tool call, which then sees the new roots
@@ -198,7 +114,7 @@ def build_server(host: Host, *, sessions: bool = False) -> Server[Any]:
         server = Server(
             "fsmcp",
             version=__version__,
-            instructions=instructions(host),
+            instructions=host.instructions(),
             on_list_tools=on_list_tools,
             on_call_tool=on_call_tool,
             on_roots_list_changed=on_roots_list_changed,
@@ -207,7 +123,8 @@ def build_server(host: Host, *, sessions: bool = False) -> Server[Any]:
     return server
 
 
-async def serve_stdio(host: Host) -> None:
+async def serve_streams(host: Host, stdin: Any, stdout: Any) -> None:
+    """Serve one client over text streams (see ``stdio.py``, which hands 2026-07-28 clients here)."""
     server = build_server(host)
-    async with stdio_server() as (read, write):
+    async with stdio_server(stdin=stdin, stdout=stdout) as (read, write):
         await server.run(read, write, server.create_initialization_options())

@@ -1,8 +1,9 @@
 """Helpers for testing fsmcp plugins, ours and third parties' alike.
 
 ``host_for`` builds a host with exactly the plugins you name (no entry points), and
-``connect`` drives it through the ``mcp`` SDK's own client in process; ``serve_stdio`` starts
-the real ``fsmcp serve`` as a subprocess and connects over stdio.
+``connect`` drives it through the ``mcp`` SDK's own client in process, over the same protocol
+code that ``fsmcp serve`` runs; ``serve_stdio`` starts the real ``fsmcp serve`` as a
+subprocess and connects over stdio.
 """
 
 from __future__ import annotations
@@ -14,11 +15,14 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio
 from mcp import Client, StdioServerParameters, types
+from mcp.shared.message import SessionMessage
 
 from .config import build_settings
 from .host import Host
-from .server import build_server
+from .stdio import serve_wire
+from .wire import Wire, encode
 
 
 def host_for(roots: Iterable[str | Path], load: Iterable[tuple[str, object]] = (), *, entry_points: bool = False, **settings: Any) -> Host:
@@ -32,22 +36,77 @@ def host_for(roots: Iterable[str | Path], load: Iterable[tuple[str, object]] = (
 
 
 @asynccontextmanager
-async def connect(host: Host, **client_options: Any) -> AsyncIterator[Client]:
-    """The SDK's ``Client`` connected to ``host`` in process (no subprocess, no port)."""
-    async with Client(build_server(host), **client_options) as client:
+async def connect(host: Host, *, mode: str = "legacy", **client_options: Any) -> AsyncIterator[Client]:
+    """The SDK's ``Client`` connected to ``host`` in process (no subprocess, no port).
+
+    ``mode="legacy"`` (the default) opens with ``initialize``, as desktop clients do;
+    ``mode="auto"`` opens in the 2026-07-28 era, which the server hands to the SDK's server.
+    Messages travel as JSON lines, exactly as over stdio.
+    """
+    async with Client(_InProcess(host), mode=mode, **client_options) as client:
         yield client
 
 
+class _MemoryWire(Wire):
+    def __init__(self, lines: anyio.abc.ObjectReceiveStream[bytes], to_client: anyio.abc.ObjectSendStream[SessionMessage | Exception]):
+        self._lines = lines
+        self._to_client = to_client
+
+    async def read_line(self) -> bytes | None:
+        try:
+            return await self._lines.receive()
+        except anyio.EndOfStream:
+            return None
+
+    async def write(self, data: bytes) -> None:
+        for line in data.splitlines():
+            await self._to_client.send(SessionMessage(types.jsonrpc_message_adapter.validate_json(line)))
+
+
+class _InProcess:
+    """A client transport (an async context manager of two streams) to ``serve_wire`` in process."""
+
+    def __init__(self, host: Host):
+        self.host = host
+
+    async def __aenter__(self) -> tuple[Any, Any]:
+        self._tg = anyio.create_task_group()
+        await self._tg.__aenter__()
+        to_client, client_reads = anyio.create_memory_object_stream[SessionMessage | Exception](100)
+        client_writes, from_client = anyio.create_memory_object_stream[SessionMessage](100)
+        lines_in, lines = anyio.create_memory_object_stream[bytes](100)
+
+        async def forward() -> None:
+            async with from_client, lines_in:
+                async for message in from_client:
+                    # As a client's JSON encoder would: a lone surrogate travels escaped.
+                    await lines_in.send(encode(message.message.model_dump(by_alias=True, exclude_unset=True, mode="json")))
+
+        async def serve() -> None:
+            async with to_client:
+                await serve_wire(self.host, _MemoryWire(lines, to_client))
+
+        self._tg.start_soon(forward)
+        self._tg.start_soon(serve)
+        return client_reads, client_writes
+
+    async def __aexit__(self, *exc: Any) -> bool | None:
+        self._tg.cancel_scope.cancel()
+        return await self._tg.__aexit__(*exc)
+
+
 @asynccontextmanager
-async def serve_stdio(*serve_args: str, cwd: str | Path | None = None, env: dict[str, str] | None = None, **client_options: Any) -> AsyncIterator[Client]:
-    """The real ``python -m fsmcp serve <serve_args>`` over stdio, with the SDK's client."""
+async def serve_stdio(
+    *serve_args: str, cwd: str | Path | None = None, env: dict[str, str] | None = None, mode: str = "legacy", **client_options: Any
+) -> AsyncIterator[Client]:
+    """The real ``python -m fsmcp serve <serve_args>`` over stdio, with the SDK's client (``mode`` as for ``connect``)."""
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "fsmcp", "serve", *serve_args],
         cwd=str(cwd) if cwd else None,
         env={**os.environ, **(env or {})},
     )
-    async with Client(params, **client_options) as client:
+    async with Client(params, mode=mode, **client_options) as client:
         yield client
 
 

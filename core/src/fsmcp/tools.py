@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -44,7 +45,7 @@ class ToolInput(BaseModel):
     """
 
     model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True, defer_build=True
     )
     aliases: ClassVar[dict[str, str]] = {}
 
@@ -71,13 +72,15 @@ class Tool:
     ``function(args, ctx)`` receives the validated ``input_model`` instance and a
     :class:`~fsmcp.context.ToolContext`; it returns a :class:`~fsmcp.results.ToolResult` or a
     plain string, or raises :class:`~fsmcp.errors.ToolError`. A plain function runs in a worker
-    thread; an ``async def`` runs on the event loop. ``plugin`` is stamped by the host.
+    thread; an ``async def`` runs on the event loop. ``function`` may also be a
+    ``"module:name"`` string, imported at the tool's first call, so that what a tool needs to
+    run costs nothing at start-up or when it is never called. ``plugin`` is stamped by the host.
     """
 
     name: str
     description: str
     input_model: type[ToolInput]
-    function: ToolFunction
+    function: ToolFunction | str
     annotations: Annotations = READ_ONLY
     title: str | None = None
     output_model: type[BaseModel] | None = None
@@ -88,6 +91,32 @@ class Tool:
         _drop_titles(schema)
         schema.setdefault("properties", {})
         return schema
+
+    def resolve(self) -> ToolFunction:
+        """The function, imported first if it was given as ``"module:name"``."""
+        if isinstance(self.function, str):
+            module, _, name = self.function.partition(":")
+            self.function = getattr(importlib.import_module(module), name)
+        return self.function
+
+    def wire(self) -> dict[str, Any]:
+        """The tool as ``tools/list`` sends it."""
+        a = self.annotations
+        listing: dict[str, Any] = {"name": self.name}
+        if self.title:
+            listing["title"] = self.title
+        listing["description"] = self.description
+        listing["inputSchema"] = self.input_schema()
+        if self.output_model is not None:
+            listing["outputSchema"] = self.output_model.model_json_schema(by_alias=True)
+        listing["annotations"] = {
+            **({"title": self.title} if self.title else {}),
+            "readOnlyHint": a.read_only,
+            "destructiveHint": a.destructive,
+            "idempotentHint": a.idempotent,
+            "openWorldHint": a.open_world,
+        }
+        return listing
 
 
 def _drop_titles(schema: Any) -> None:

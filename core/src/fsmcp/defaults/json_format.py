@@ -9,12 +9,10 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from mcp import types
-
 from ..errors import ToolError
 from ..hooks import hookimpl
 from ..results import Blob, Text, ToolResult
-from .text_format import blob_block, structured
+from .text_format import blob_block, call_result, structured, text_block
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -24,20 +22,19 @@ NAME = "json"
 
 
 @hookimpl
-def fsmcp_format_result(tool: Tool | None, outcome: ToolResult | ToolError, format: str, settings: Settings) -> types.CallToolResult | None:
+def fsmcp_format_result(tool: Tool | None, outcome: ToolResult | ToolError, format: str, settings: Settings) -> dict[str, Any] | None:
     if format != NAME:
         return None
     if isinstance(outcome, ToolError):
         envelope = {"ok": False, "error": {"code": outcome.code.value, "message": outcome.message, "details": outcome.details}}
-        return types.CallToolResult(content=[types.TextContent(text=_dumps(envelope))], is_error=True)
+        return {"content": [text_block(_dumps(envelope))], "isError": True}
     document = _dumps({"ok": True, "data": _data(outcome)})
     if len(document) > settings.budget:
         # The data is larger than a result may be: send the tool's own (already cut) text instead.
         text = "\n".join(p.text for p in outcome.parts if isinstance(p, Text))[: settings.budget - 200]
         document = _dumps({"ok": True, "data": {"text": text, "truncated": True}})
-    blocks: list[types.ContentBlock] = [types.TextContent(text=document)]
-    blocks.extend(blob_block(p) for p in outcome.parts if isinstance(p, Blob))
-    return types.CallToolResult(content=blocks, structured_content=structured(tool, outcome))
+    blocks = [text_block(document), *(blob_block(p) for p in outcome.parts if isinstance(p, Blob))]
+    return call_result(blocks, structured(tool, outcome))
 
 
 def _data(result: ToolResult) -> Any:

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import base64
-from typing import TYPE_CHECKING
-
-from mcp import types
+from typing import TYPE_CHECKING, Any
 
 from ..budget import truncate
 from ..errors import ToolError
@@ -20,12 +18,24 @@ NAME = "text"
 
 
 @hookimpl
-def fsmcp_format_result(tool: Tool | None, outcome: ToolResult | ToolError, format: str, settings: Settings) -> types.CallToolResult | None:
+def fsmcp_format_result(tool: Tool | None, outcome: ToolResult | ToolError, format: str, settings: Settings) -> dict[str, Any] | None:
     if format != NAME:
         return None
     if isinstance(outcome, ToolError):
-        return types.CallToolResult(content=[types.TextContent(text=f"{outcome.code.value}: {outcome.message}")], is_error=True)
-    return types.CallToolResult(content=content_blocks(outcome, settings.budget), structured_content=structured(tool, outcome))
+        return {"content": [text_block(f"{outcome.code.value}: {outcome.message}")], "isError": True}
+    return call_result(content_blocks(outcome, settings.budget), structured(tool, outcome))
+
+
+def call_result(content: list[dict[str, Any]], structured_content: dict[str, Any] | None) -> dict[str, Any]:
+    """A successful ``CallToolResult`` as it goes on the wire."""
+    result: dict[str, Any] = {"content": content}
+    if structured_content is not None:
+        result["structuredContent"] = structured_content
+    return result
+
+
+def text_block(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
 
 
 def structured(tool: Tool | None, result: ToolResult) -> dict | None:
@@ -35,27 +45,24 @@ def structured(tool: Tool | None, result: ToolResult) -> dict | None:
     return tool.output_model.model_validate(result.data).model_dump(mode="json", by_alias=True)
 
 
-def content_blocks(result: ToolResult, budget: int) -> list[types.ContentBlock]:
+def content_blocks(result: ToolResult, budget: int) -> list[dict[str, Any]]:
     """The parts as MCP content, the text of all parts together held to ``budget``."""
-    blocks: list[types.ContentBlock] = []
+    blocks: list[dict[str, Any]] = []
     left = budget
     for part in result.parts:
         if isinstance(part, Text):
             # A backstop: tools cut smartly themselves; this only stops a runaway result.
             text, _ = truncate(part.text, max(left, 200), "Ask for less: a narrower path, a range or a smaller limit.")
             left -= len(text)
-            blocks.append(types.TextContent(text=text))
+            blocks.append(text_block(text))
         elif isinstance(part, Blob):
             blocks.append(blob_block(part))
     return blocks
 
 
-def blob_block(part: Blob) -> types.ContentBlock:
+def blob_block(part: Blob) -> dict[str, Any]:
     data = base64.b64encode(part.data).decode("ascii")
-    if part.mime_type.startswith("image/"):
-        return types.ImageContent(data=data, mime_type=part.mime_type)
-    if part.mime_type.startswith("audio/"):
-        return types.AudioContent(data=data, mime_type=part.mime_type)
-    return types.EmbeddedResource(
-        resource=types.BlobResourceContents(uri=part.uri or "file:///", mime_type=part.mime_type, blob=data)
-    )
+    for kind in ("image", "audio"):
+        if part.mime_type.startswith(f"{kind}/"):
+            return {"type": kind, "data": data, "mimeType": part.mime_type}
+    return {"type": "resource", "resource": {"uri": part.uri or "file:///", "mimeType": part.mime_type, "blob": data}}

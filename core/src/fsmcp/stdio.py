@@ -1,0 +1,245 @@
+"""The stdio transport: JSON-RPC over stdin and stdout, spoken by the host itself.
+
+A connection that opens with ``initialize`` (the handshake era, 2024-11-05 to 2025-11-25: the
+era every desktop client speaks) is served here, without the ``mcp`` SDK, whose import alone
+takes longer than Node takes to start the reference server, and whose per-message models cost
+more than the tool calls they carry. A connection whose first request carries the 2026-07-28
+envelope is handed, that request included, to the SDK's server (``server.py``), imported then.
+The era is decided by the same rule the SDK applies.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+
+from . import __version__
+from .client_roots import ClientRoots
+from .host import Host
+from .wire import PipeWire, Wire
+
+log = logging.getLogger("fsmcp")
+
+HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+"""Protocol versions served here; a client asking for another is offered the newest."""
+MODERN_ENVELOPE_KEY = "io.modelcontextprotocol/protocolVersion"
+"""In ``params._meta`` of a 2026-07-28 request, and never in a handshake-era one."""
+
+PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR = -32700, -32600, -32601, -32602, -32603
+_FAST_METHODS = frozenset({"initialize", "ping", "tools/list"})  # answered inline, in order
+
+
+class ClientError(Exception):
+    """The client answered one of our requests with an error, or left before answering."""
+
+
+class Connection:
+    """One handshake-era client: its requests, its roots, the calls it may cancel."""
+
+    def __init__(self, host: Host, wire: Wire):
+        self.host = host
+        self.wire = wire
+        self.tools = [tool.wire() for tool in host.tools.values()]  # built once: the list never changes
+        self.roots = ClientRoots(host.roots)
+        self.offers_roots = False
+        self.initialized = False
+        self.running: dict[Any, anyio.CancelScope] = {}
+        self.asked: dict[int, asyncio.Future[Any]] = {}
+        self.last_id = 0
+        self.closed = False
+
+    async def serve(self, first: list[dict[str, Any]], rest: AsyncIterator[dict[str, Any]]) -> None:
+        async with anyio.create_task_group() as tg:
+            for message in first:
+                await self.receive(message, tg)
+            async for message in rest:
+                await self.receive(message, tg)
+            self.closed = True
+            for future in self.asked.values():
+                if not future.done():
+                    future.set_exception(ClientError("the client closed the connection"))
+            # The calls still running finish and answer: a client that closed its end of the
+            # input may still be reading, as `fsmcp serve < requests.jsonl` is.
+
+    async def receive(self, message: dict[str, Any], tg: anyio.abc.TaskGroup) -> None:
+        method, id_ = message.get("method"), message.get("id")
+        if "id" in message and not _valid_id(id_) or message.get("jsonrpc") != "2.0":
+            await self.error(id_ if _valid_id(id_) else None, INVALID_REQUEST, 'not a JSON-RPC 2.0 message: it needs "jsonrpc": "2.0" and an id that is a string or an integer')
+            return
+        if not isinstance(method, str):
+            if "result" in message or "error" in message:
+                self.answered(message)
+            elif id_ is not None:
+                await self.error(id_, INVALID_REQUEST, "not a JSON-RPC request: it has no method")
+            return
+        params = message.get("params")
+        if "id" not in message:
+            self.notified(method, params)
+        elif params is not None and not isinstance(params, dict):
+            await self.error(id_, INVALID_PARAMS, f"the params of {method} must be an object")
+        elif not self.initialized and method not in ("initialize", "ping"):
+            await self.error(id_, INVALID_REQUEST, f"{method} before initialize: the connection starts with initialize")
+        elif method in _FAST_METHODS:
+            await self.reply(id_, self.answer_now(method, params or {}))
+        elif method == "tools/call":
+            # Registered before the task starts: a cancellation on the very next line must find it.
+            self.running[id_] = anyio.CancelScope()
+            tg.start_soon(self.call, id_, params or {})
+        else:
+            await self.error(id_, METHOD_NOT_FOUND, "Method not found", data=method)
+
+    def answer_now(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        if method == "initialize":
+            asked = params.get("protocolVersion")
+            capabilities = params.get("capabilities")
+            self.offers_roots = isinstance(capabilities, dict) and capabilities.get("roots") is not None
+            self.initialized = True
+            return {
+                "protocolVersion": asked if asked in HANDSHAKE_VERSIONS else HANDSHAKE_VERSIONS[-1],
+                "capabilities": {"tools": {"listChanged": False}},
+                "serverInfo": {"name": "fsmcp", "version": __version__},
+                "instructions": self.host.instructions(),
+            }
+        if method == "tools/list":
+            return {"tools": self.tools}
+        return {}
+
+    def notified(self, method: str, params: Any) -> None:
+        if method == "notifications/cancelled" and isinstance(params, dict):
+            scope = self.running.get(params.get("requestId"))
+            if scope is not None:
+                scope.cancel()
+        elif method == "notifications/roots/list_changed":
+            self.roots.changed()  # asked again before the next tool call
+
+    def answered(self, message: dict[str, Any]) -> None:
+        future = self.asked.get(message.get("id"))  # type: ignore[arg-type]
+        if future is None or future.done():
+            log.warning("an answer to no request of ours: %.200s", message)
+        elif "error" in message:
+            error = message["error"] if isinstance(message["error"], dict) else {}
+            future.set_exception(ClientError(f"{error.get('code')}: {error.get('message')}"))
+        else:
+            future.set_result(message["result"])
+
+    async def call(self, id_: Any, params: dict[str, Any]) -> None:
+        name, arguments = params.get("name"), params.get("arguments")
+        if not isinstance(name, str) or not (arguments is None or isinstance(arguments, dict)):
+            self.running.pop(id_, None)
+            await self.error(id_, INVALID_PARAMS, "tools/call needs params {name: string, arguments?: object}")
+            return
+        meta = params.get("_meta")
+        token = meta.get("progressToken") if isinstance(meta, dict) else None
+
+        async def send_progress(done: float, total: float | None, message: str | None) -> None:
+            if token is not None:
+                note = {"progressToken": token, "progress": done, "total": total, "message": message}
+                await self.notify("notifications/progress", {k: v for k, v in note.items() if v is not None})
+
+        result: dict[str, Any] | None = None
+        with self.running[id_]:
+            try:
+                if self.offers_roots and not self.roots.known:
+                    await self.roots.ask(self.list_roots)
+                with self.host.roots.viewing(self.roots.view):
+                    result = await self.host.call(name, arguments, send_progress=send_progress)
+            except Exception:
+                log.exception("tools/call %s failed", name)
+                await self.error(id_, INTERNAL_ERROR, "Internal error: the server's log (stderr) has the details")
+                return
+            finally:
+                self.running.pop(id_, None)
+        if result is not None:  # None: cancelled by the client, who expects no answer
+            await self.reply(id_, result)
+
+    async def list_roots(self) -> Any:
+        if self.closed:
+            raise ClientError("the client closed the connection")
+        self.last_id += 1
+        id_ = self.last_id
+        self.asked[id_] = asyncio.get_running_loop().create_future()
+        try:
+            await self.wire.send({"jsonrpc": "2.0", "id": id_, "method": "roots/list"})
+            return await self.asked[id_]
+        finally:
+            del self.asked[id_]
+
+    async def reply(self, id_: Any, result: dict[str, Any]) -> None:
+        await self.wire.send({"jsonrpc": "2.0", "id": id_, "result": result})
+
+    async def error(self, id_: Any, code: int, message: str, data: Any = None) -> None:
+        error = {"code": code, "message": message, **({"data": data} if data is not None else {})}
+        await self.wire.send({"jsonrpc": "2.0", "id": id_, "error": error})
+
+    async def notify(self, method: str, params: dict[str, Any]) -> None:
+        await self.wire.send({"jsonrpc": "2.0", "method": method, "params": params})
+
+
+async def messages(wire: Wire) -> AsyncIterator[dict[str, Any]]:
+    """Each message the client sends; lines that are not one are answered with an error here."""
+    while (line := await wire.read_line()) is not None:
+        if not line.strip():
+            continue
+        try:
+            message = json.loads(line)
+        except ValueError:
+            await wire.send({"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": "Parse error: not a JSON line"}})
+            continue
+        if not isinstance(message, dict):
+            what = "batches are not supported: send one message per line" if isinstance(message, list) else "not a JSON-RPC message"
+            await wire.send({"jsonrpc": "2.0", "id": None, "error": {"code": INVALID_REQUEST, "message": what}})
+            continue
+        yield message
+
+
+def _valid_id(id_: Any) -> bool:
+    return isinstance(id_, str) or (isinstance(id_, int) and not isinstance(id_, bool))
+
+
+def opens_modern(message: dict[str, Any]) -> bool:
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return message.get("method") != "initialize" and isinstance(meta, dict) and MODERN_ENVELOPE_KEY in meta
+
+
+async def serve_stdio(host: Host) -> None:
+    """Serve one client over stdin and stdout until it closes its end."""
+    await serve_wire(host, await PipeWire.claim())
+
+
+async def serve_wire(host: Host, wire: Wire) -> None:
+    """Serve one client over ``wire``, in the era its first request opens."""
+    incoming = messages(wire)
+    lead: list[dict[str, Any]] = []
+    async for message in incoming:
+        lead.append(message)
+        if "method" in message and "id" in message:  # the first request decides the era
+            if opens_modern(message):
+                await _serve_with_sdk(host, wire, lead, incoming)
+                return
+            break
+    await Connection(host, wire).serve(lead, incoming)
+
+
+async def _serve_with_sdk(host: Host, wire: Wire, lead: list[dict[str, Any]], rest: AsyncIterator[dict[str, Any]]) -> None:
+    from .server import serve_streams  # the SDK's import is paid by 2026-07-28 clients only
+
+    async def lines() -> AsyncIterator[str]:
+        for message in lead:
+            yield json.dumps(message)
+        async for message in rest:
+            yield json.dumps(message)
+
+    class Out:
+        async def write(self, text: str) -> None:
+            await wire.write(text.encode())
+
+        async def flush(self) -> None:
+            pass
+
+    await serve_streams(host, lines(), Out())

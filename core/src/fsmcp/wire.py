@@ -1,0 +1,97 @@
+"""Where messages travel: a client's end of the connection, as lines of JSON."""
+
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import json
+import os
+from typing import Any
+
+import anyio
+
+MAX_MESSAGE_BYTES = 1 << 30
+"""The longest line read; a longer one is answered with a parse error and skipped."""
+
+
+class Wire:
+    """A client's end of the connection: lines in, lines out."""
+
+    async def read_line(self) -> bytes | None:
+        """The next line, or None when the client has closed its end."""
+        raise NotImplementedError
+
+    async def write(self, data: bytes) -> None:
+        """Send whole lines."""
+        raise NotImplementedError
+
+    async def send(self, message: dict[str, Any]) -> None:
+        await self.write(encode(message))
+
+
+def encode(message: dict[str, Any]) -> bytes:
+    """A message as one line of JSON."""
+    try:
+        data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode()
+    except UnicodeEncodeError:  # a lone surrogate: escaped, the line is still valid JSON
+        data = json.dumps(message, separators=(",", ":")).encode()
+    return data + b"\n"
+
+
+class PipeWire(Wire):
+    """stdin and stdout.
+
+    fd 0 and fd 1 are moved to private descriptors and pointed at the null device and at
+    stderr, as the SDK's transport does, so a tool or a child process that reads stdin or
+    prints to stdout can neither steal a request nor corrupt the protocol.
+    """
+
+    def __init__(self, reader: asyncio.StreamReader | None, infile: Any, writer: asyncio.StreamWriter | None, outfile: Any):
+        self._reader, self._infile = reader, infile
+        self._writer, self._outfile = writer, outfile
+
+    @classmethod
+    async def claim(cls) -> PipeWire:
+        loop = asyncio.get_running_loop()
+        fd_in = _divert(0, os.open(os.devnull, os.O_RDONLY))
+        fd_out = _divert(1, os.dup(2))
+        reader: asyncio.StreamReader | None = asyncio.StreamReader(limit=MAX_MESSAGE_BYTES)
+        try:
+            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), open(fd_in, "rb", buffering=0, closefd=False))
+        except ValueError:  # a regular file, as in `fsmcp serve < requests.jsonl`
+            reader = None
+        writer: asyncio.StreamWriter | None = None
+        try:
+            transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, open(fd_out, "wb", buffering=0, closefd=False))
+            writer = asyncio.StreamWriter(transport, protocol, None, loop)
+        except ValueError:
+            pass
+        return cls(reader, open(fd_in, "rb", closefd=False), writer, open(fd_out, "wb", closefd=False))
+
+    async def read_line(self) -> bytes | None:
+        if self._reader is None:
+            line = await anyio.to_thread.run_sync(self._infile.readline)
+            return line or None
+        try:
+            line = await self._reader.readline()
+        except ValueError:  # longer than MAX_MESSAGE_BYTES: the part read so far is dropped
+            return b"\x00 message too long\n"
+        return line or None
+
+    async def write(self, data: bytes) -> None:
+        if self._writer is None:
+            await anyio.to_thread.run_sync(self._write_file, data)
+            return
+        self._writer.write(data)
+        await self._writer.drain()
+
+    def _write_file(self, data: bytes) -> None:
+        self._outfile.write(data)
+        self._outfile.flush()
+
+
+def _divert(fd: int, diversion: int) -> int:
+    private = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+    os.dup2(diversion, fd)
+    os.close(diversion)
+    return private

@@ -1,0 +1,186 @@
+"""The stdio transport the host speaks itself (``fsmcp/stdio.py``): the handshake era without the
+SDK, the 2026-07-28 era handed to the SDK, and the protocol's edges, byte by byte."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import MCPDeprecationWarning, types
+
+from fsmcp.testing import serve_stdio, text_of
+
+TIMEOUT = 20
+
+
+def exchange(root: Path, *lines: str | dict, args: tuple[str, ...] = (), python_args: tuple[str, ...] = ()) -> tuple[list[dict], str]:
+    """Feed ``lines`` to ``fsmcp serve`` as a file on stdin; every message it wrote, and its stderr."""
+    requests = root.parent / "requests.jsonl"
+    requests.write_text("".join((json.dumps(line) if isinstance(line, dict) else line) + "\n" for line in lines))
+    with open(requests, "rb") as stdin:
+        done = subprocess.run(
+            [sys.executable, *python_args, "-m", "fsmcp", "serve", str(root), *args], stdin=stdin, capture_output=True, timeout=TIMEOUT
+        )
+    assert done.returncode == 0, done.stderr.decode()
+    return [json.loads(line) for line in done.stdout.splitlines()], done.stderr.decode()
+
+
+def initialize(version: str = "2025-11-25", id_: int = 0, **capabilities: dict) -> dict:
+    params = {"protocolVersion": version, "capabilities": capabilities, "clientInfo": {"name": "raw", "version": "0"}}
+    return {"jsonrpc": "2.0", "id": id_, "method": "initialize", "params": params}
+
+
+def request(id_: object, method: str, params: dict | None = None) -> dict:
+    return {"jsonrpc": "2.0", "id": id_, "method": method, **({"params": params} if params is not None else {})}
+
+
+def by_id(messages: list[dict]) -> dict:
+    return {m.get("id"): m for m in messages if "method" not in m}
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "a.txt").write_text("alpha\n")
+    return root
+
+
+@pytest.mark.parametrize(("asked", "agreed"), [("2024-11-05", "2024-11-05"), ("2025-06-18", "2025-06-18"), ("1999-01-01", "2025-11-25")])
+def test_initialize_agrees_on_the_version_asked_for_or_offers_the_newest(root, asked, agreed):
+    answers, _ = exchange(root, initialize(asked), request(1, "tools/list"))
+    result = by_id(answers)[0]["result"]
+    assert result["protocolVersion"] == agreed
+    assert result["serverInfo"]["name"] == "fsmcp"
+    assert result["capabilities"] == {"tools": {"listChanged": False}}
+    assert str(root) in result["instructions"]
+    assert "read_file" in {tool["name"] for tool in by_id(answers)[1]["result"]["tools"]}
+
+
+def test_requests_before_initialize_are_refused_and_ping_is_answered(root):
+    answers = by_id(exchange(root, request(1, "tools/list"), request(2, "ping"), initialize(id_=3), request(4, "tools/list"))[0])
+    assert answers[1]["error"]["code"] == -32600
+    assert "initialize" in answers[1]["error"]["message"]
+    assert answers[2]["result"] == {}
+    assert answers[4]["result"]["tools"]
+
+
+def test_what_is_no_request_gets_an_error_that_says_so(root):
+    answers, _ = exchange(
+        root,
+        initialize(),
+        "not json",
+        "[1, 2]",
+        '{"jsonrpc": "2.0", "id": [1], "method": "ping"}',
+        '{"jsonrpc": "1.0", "id": 5, "method": "ping"}',
+        request(6, "resources/list"),
+        request(7, "tools/call", {"name": 7}),
+        request(8, "tools/call", {"name": "read_file", "arguments": {"path": "a.txt"}}),
+    )
+    errors = [m["error"] for m in answers if m.get("id") is None]
+    assert [e["code"] for e in errors] == [-32700, -32600, -32600]
+    assert "one message per line" in errors[1]["message"]
+    answered = by_id(answers)
+    assert answered[5]["error"]["code"] == -32600
+    assert answered[6]["error"] == {"code": -32601, "message": "Method not found", "data": "resources/list"}
+    assert answered[7]["error"]["code"] == -32602
+    assert answered[8]["result"]["content"] == [{"type": "text", "text": "alpha\n"}]
+
+
+def test_the_handshake_era_never_imports_the_sdk_and_the_2026_era_does(root):
+    call = request(1, "tools/call", {"name": "read_file", "arguments": {"path": "a.txt"}})
+    answers, imports = exchange(root, initialize(), call, python_args=("-X", "importtime"))
+    assert by_id(answers)[1]["result"]["content"][0]["text"] == "alpha\n"
+    assert " mcp_types" not in imports and " mcp.server" not in imports
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+    answers, imports = exchange(root, request(1, "server/discover", {"_meta": meta}), python_args=("-X", "importtime"))
+    assert "2026-07-28" in json.dumps(by_id(answers)[1]["result"])
+    assert " mcp_types" in imports
+
+
+@pytest.mark.anyio
+async def test_a_2026_client_is_served_by_the_sdk_over_the_same_pipes(root):
+    async with serve_stdio(str(root), mode="auto") as client:
+        assert client.protocol_version == "2026-07-28"
+        assert text_of(await client.call_tool("read_file", {"path": "a.txt"})) == "alpha\n"
+
+
+@pytest.mark.anyio
+async def test_calls_run_side_by_side_and_answer_as_they_finish(root):
+    """A call that waits does not hold up the calls behind it."""
+    order: list[str] = []
+    async with serve_stdio(str(root), "--enable", "read,watch") as client:
+        await client.call_tool("watch_file", {"path": "a.txt"})  # the baseline; the next call waits for a change
+
+        async def waiting() -> None:
+            await client.call_tool("watch_file", {"path": "a.txt", "waitSeconds": 2})
+            order.append("watch")
+
+        async def reading() -> None:
+            await anyio.sleep(0.3)
+            for _ in range(5):
+                assert text_of(await client.call_tool("read_file", {"path": "a.txt"})) == "alpha\n"
+            order.append("reads")
+
+        with anyio.fail_after(TIMEOUT):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(waiting)
+                tg.start_soon(reading)
+    assert order == ["reads", "watch"]
+
+
+@pytest.mark.anyio
+async def test_progress_reaches_a_handshake_era_client(root):
+    (root / "src").mkdir()
+    for i in range(5):
+        (root / "src" / f"{i}.txt").write_text("x" * 1000)
+    events: list[tuple[float, float | None]] = []
+
+    async def record(progress: float, total: float | None, message: str | None) -> None:
+        events.append((progress, total))
+
+    async with serve_stdio(str(root), "--enable", "archive") as client:
+        made = await client.call_tool("compress_files", {"files": ["src"], "output": "src.zip"}, progress_callback=record)
+    assert not made.is_error, text_of(made)
+    assert events and events[-1][0] == events[-1][1]
+
+
+@pytest.mark.anyio
+async def test_client_roots_narrow_a_handshake_era_connection_and_follow_its_changes(root):
+    (root / "mine").mkdir()
+    (root / "mine" / "b.txt").write_text("beta\n")
+    listed = [root / "mine"]
+
+    async def roots(ctx) -> types.ListRootsResult:
+        return types.ListRootsResult(roots=[types.Root(uri=p.as_uri()) for p in listed])
+
+    async with serve_stdio(str(root), list_roots_callback=roots) as client:
+        assert text_of(await client.call_tool("read_file", {"path": str(root / "mine" / "b.txt")})) == "beta\n"
+        refused = await client.call_tool("read_file", {"path": str(root / "a.txt")})
+        assert refused.is_error and text_of(refused).startswith("ACCESS_DENIED: "), text_of(refused)
+        listed[:] = [root]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", MCPDeprecationWarning)  # deprecated in 2026-07-28, live in this era
+            await client.send_roots_list_changed()
+        assert text_of(await client.call_tool("read_file", {"path": str(root / "a.txt")})) == "alpha\n"
+
+
+def test_stdout_of_the_server_process_points_at_stderr_while_it_serves(root):
+    """Anything a tool or a child process prints misses the wire."""
+    server = subprocess.Popen([sys.executable, "-m", "fsmcp", "serve", str(root)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        server.stdin.write((json.dumps(initialize()) + "\n").encode())
+        server.stdin.flush()
+        assert "result" in json.loads(server.stdout.readline())
+        fds = Path(f"/proc/{server.pid}/fd")
+        assert os.readlink(fds / "1") == os.readlink(fds / "2")
+        assert os.readlink(fds / "0") == os.devnull
+    finally:
+        server.stdin.close()
+        server.wait(TIMEOUT)
