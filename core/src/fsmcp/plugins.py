@@ -12,6 +12,8 @@ import re
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
 
 import pluggy
 
@@ -32,12 +34,21 @@ class PluginError(Exception):
 @dataclass
 class PluginInfo:
     name: str
-    distribution: str | None = None
-    version: str | None = None
+    dist: Any = None
+    """The ``importlib.metadata.Distribution`` that installed it, if any."""
     status: str = "enabled"
     """``enabled``, ``disabled`` (blocked by the operator), ``failed`` (did not import) or ``default``."""
     error: str | None = None
     tools: list[str] = field(default_factory=list)
+
+    # Read when shown: each parses the distribution's metadata, which start-up does not need.
+    @cached_property
+    def distribution(self) -> str | None:
+        return self.dist.name if self.dist else None
+
+    @cached_property
+    def version(self) -> str | None:
+        return self.dist.version if self.dist else None
 
     @property
     def label(self) -> str:
@@ -104,13 +115,11 @@ def _fail(info: PluginInfo, error: str, headline: str = "was skipped") -> None:
 
 
 def _load_entry_points(pm: pluggy.PluginManager) -> list[PluginInfo]:
-    from importlib_metadata import entry_points
+    from importlib.metadata import entry_points  # loaded already by pluggy; the backport would cost 8 ms more
 
     infos = []
     for ep in entry_points(group=PROJECT):
-        dist = ep.dist.name if ep.dist else None
-        version = ep.dist.version if ep.dist else None
-        info = PluginInfo(ep.name, dist, version)
+        info = PluginInfo(ep.name, ep.dist)
         infos.append(info)
         if pm.is_blocked(ep.name):
             info.status = "disabled"
@@ -140,6 +149,8 @@ def collect_tools(pm: pluggy.PluginManager, infos: list[PluginInfo], settings: S
         def register(tool: Tool, _plugin: str = plugin, _info: PluginInfo = info) -> None:
             if not isinstance(tool, Tool):
                 raise PluginError(f"plugin {_info.label} registered {tool!r}, which is not an fsmcp.Tool")
+            if not (callable(tool.function) or (isinstance(tool.function, str) and ":" in tool.function)):
+                raise PluginError(f"plugin {_info.label} registered tool {tool.name!r} whose function is neither callable nor 'module:name'")
             if not _TOOL_NAME.match(tool.name):
                 raise PluginError(f"plugin {_info.label} registered the tool name {tool.name!r}; names are 1-128 of A-Z a-z 0-9 . _ -")
             if tool.name in tools:

@@ -7,9 +7,6 @@ from typing import TYPE_CHECKING
 from fsmcp import DESTRUCTIVE, Tool, ToolResult
 
 from .models import MAX_OPERATIONS, BatchInput
-from .plan import plan
-from .report import report
-from .run import Run
 
 if TYPE_CHECKING:
     from fsmcp import ToolContext
@@ -25,6 +22,10 @@ Returns "[N] tool OK" and the tool's output, or "[N] tool ERROR CODE: message", 
 
 
 async def batch_operations(args: BatchInput, ctx: ToolContext) -> ToolResult:
+    from .plan import plan  # the batch machinery loads at the first batch
+    from .report import report
+    from .run import Run
+
     run = Run(ctx, plan(args, ctx), transactional=args.transactional, parallel=args.parallel)
     await run()
     return report(run, ctx.budget)

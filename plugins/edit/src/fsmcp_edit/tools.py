@@ -1,12 +1,10 @@
-"""edit_file and edit_files: the definitions the host registers, and what they answer."""
+"""edit_file and edit_files as the host registers them; their work (``edits.py``) loads at the first call."""
 
 from __future__ import annotations
 
-from fsmcp import DESTRUCTIVE, Access, ResolvedPath, Tool, ToolContext, ToolError, ToolResult, truncate
+from fsmcp import DESTRUCTIVE, Tool
 
-from .files import expand
 from .models import EditFileInput, EditFilesInput
-from .plan import Plan, commit, plan_edit
 
 EDIT_FILE = """Edit a text file in place: exact-text, regex or line edits, applied in order, all or nothing.
 Byte-exact: CRLF line endings, a BOM, a missing final newline and non-UTF-8 bytes stay as they were.
@@ -18,114 +16,13 @@ Line edit {type: "line", lineNumber, action: insert|replace|delete, content}: ne
 0 inserts at the end.
 Returns a summary and a unified diff. dryRun: true previews without writing ("(no changes)" if nothing would change)."""
 
+
 EDIT_FILES = """Apply the same edits (as edit_file) to many files: paths and globs (src/**/*.py). \
 Each file's result is reported inline as "path: OK ..." or "path: [error CODE] ...". \
 atomic: true writes nothing anywhere unless every file succeeds. Use dryRun: true first: it previews every diff."""
 
-_CUT_WRITTEN = "The edit was applied in full; only this report was cut. read_file shows the result."
-_CUT_PREVIEW = "Nothing was written. Preview fewer edits or files at a time to see every diff."
-
-
-def edit_file(args: EditFileInput, ctx: ToolContext) -> ToolResult:
-    target = ctx.fs.resolve(args.path, Access.READ if args.dry_run else Access.WRITE)
-    try:
-        plan = plan_edit(ctx, target, args.edits)
-    except ToolError as exc:
-        raise ToolError(exc.code, f"{target} was not changed: {exc.message}", exc.details) from None
-    written = plan.changed and not args.dry_run
-    if written:
-        commit(ctx, plan)
-    if not plan.changed:
-        text = "(no changes)" if args.dry_run else f"(no changes) {target}: the edits matched but leave the file as it was; nothing was written."
-    else:
-        head = f"Dry run (nothing written): {target} would get {plan.summary()}." if args.dry_run else f"Edited {target}: {plan.summary()}."
-        text, _ = truncate(f"{head}\n{plan.diff.text}", ctx.budget, _CUT_PREVIEW if args.dry_run else _CUT_WRITTEN)
-    return ToolResult.text(text, plan.data(written))
-
-
-def edit_files(args: EditFilesInput, ctx: ToolContext) -> ToolResult:
-    targets = expand(ctx, list(args.paths), Access.READ if args.dry_run else Access.WRITE)
-    outcomes: list[tuple[str, Plan | ToolError]] = []
-    for done, (path, target) in enumerate(targets):
-        ctx.check_cancelled()
-        ctx.progress(done, len(targets), path)
-        outcomes.append((path, _plan(ctx, target, args)))
-    failed = [o for _, o in outcomes if isinstance(o, ToolError)]
-    if args.atomic and failed:
-        raise ToolError(
-            failed[0].code,
-            f"atomic: {len(failed)} of {len(outcomes)} files failed, so nothing was written anywhere:\n" + _report(outcomes, diffs=False),
-        )
-    if not args.dry_run:
-        outcomes = _write(ctx, outcomes, args.atomic)
-    edited = sum(1 for _, o in outcomes if isinstance(o, Plan) and o.changed)
-    failures = sum(1 for _, o in outcomes if isinstance(o, ToolError))
-    head = (
-        f"{'Dry run (nothing written): ' if args.dry_run else ''}{len(outcomes)} file{'s' if len(outcomes) != 1 else ''}: "
-        f"{edited} {'would change' if args.dry_run else 'edited'}, {len(outcomes) - edited - failures} unchanged, {failures} failed."
-    )
-    text, _ = truncate(f"{head}\n{_report(outcomes, diffs=True)}", ctx.budget, _CUT_PREVIEW if args.dry_run else _CUT_WRITTEN)
-    data = [
-        {"path": path, "error": {"code": o.code.value, "message": o.message}} if isinstance(o, ToolError) else o.data(not args.dry_run and o.changed)
-        for path, o in outcomes
-    ]
-    return ToolResult.text(text, {"files": data})
-
-
-def _plan(ctx: ToolContext, target: ResolvedPath | ToolError, args: EditFilesInput) -> Plan | ToolError:
-    if isinstance(target, ToolError):
-        return target
-    try:
-        return plan_edit(ctx, target, args.edits)
-    except ToolError as exc:
-        return exc
-
-
-def _write(ctx: ToolContext, outcomes: list[tuple[str, Plan | ToolError]], atomic: bool) -> list[tuple[str, Plan | ToolError]]:
-    written: list[Plan] = []
-    out: list[tuple[str, Plan | ToolError]] = []
-    for path, outcome in outcomes:
-        if isinstance(outcome, Plan) and outcome.changed:
-            try:
-                commit(ctx, outcome)
-                written.append(outcome)
-            except ToolError as exc:
-                if atomic:
-                    raise _rolled_back(ctx, outcome, exc, written) from None
-                outcome = exc
-        out.append((path, outcome))
-    return out
-
-
-def _rolled_back(ctx: ToolContext, failed: Plan, exc: ToolError, written: list[Plan]) -> ToolError:
-    """Put back the files already written, from the bytes they had, and say how that went."""
-    lost = []
-    for plan in reversed(written):
-        try:
-            ctx.fs.write_atomic(plan.target, plan.old, make_parents=False)
-        except ToolError as err:
-            lost.append(f"{plan.target}: [error {err.code.value}] {err.message}")
-    message = f"atomic: writing {failed.target} failed ({exc.message}); "
-    if not lost:
-        return ToolError(exc.code, message + f"the {len(written)} file(s) already written were restored, so nothing changed")
-    return ToolError(exc.code, message + "these files could not be restored and hold the edit:\n" + "\n".join(lost))
-
-
-def _report(outcomes: list[tuple[str, Plan | ToolError]], *, diffs: bool) -> str:
-    lines = []
-    for path, outcome in outcomes:
-        if isinstance(outcome, ToolError):
-            lines.append(f"{path}: [error {outcome.code.value}] {outcome.message}")
-        elif not outcome.changed:
-            lines.append(f"{path}: OK (no changes)")
-        else:
-            lines.append(f"{path}: OK {outcome.summary()}")
-            if diffs:
-                lines.append(outcome.diff.text)
-    return "\n".join(lines)
-
 
 TOOLS = [
-    Tool("edit_file", EDIT_FILE, EditFileInput, edit_file, DESTRUCTIVE, title="Edit a file"),
-    Tool("edit_files", EDIT_FILES, EditFilesInput, edit_files, DESTRUCTIVE, title="Edit many files"),
+    Tool("edit_file", EDIT_FILE, EditFileInput, "fsmcp_edit.edits:edit_file", DESTRUCTIVE, title="Edit a file"),
+    Tool("edit_files", EDIT_FILES, EditFilesInput, "fsmcp_edit.edits:edit_files", DESTRUCTIVE, title="Edit many files"),
 ]

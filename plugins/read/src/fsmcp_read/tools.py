@@ -2,8 +2,6 @@
 
 from fsmcp import READ_ONLY, Tool
 
-from .info import get_file_info, list_allowed_directories
-from .listing import list_directory
 from .models import (
     AllowedDirectoriesOutput,
     DirectoryTreeInput,
@@ -14,9 +12,6 @@ from .models import (
     ReadFileInput,
     ReadMultipleInput,
 )
-from .multi import read_multiple_files
-from .read_file import read_file
-from .tree import directory_tree
 
 TOOLS = [
     Tool(
@@ -26,7 +21,7 @@ TOOLS = [
         "offset/length (bytes); lineNumbers prefixes 'N | '. Large files are cut at the output budget with a "
         "note saying exactly where to continue.",
         ReadFileInput,
-        read_file,
+        "fsmcp_read.read_file:read_file",
         READ_ONLY,
         title="Read file",
     ),
@@ -36,7 +31,7 @@ TOOLS = [
         "'[error: CODE message]' without failing the call. The output budget is shared fairly; a cut file "
         "says where read_file can continue.",
         ReadMultipleInput,
-        read_multiple_files,
+        "fsmcp_read.multi:read_multiple_files",
         READ_ONLY,
         title="Read multiple files",
     ),
@@ -46,7 +41,7 @@ TOOLS = [
         "by name. recursive lists everything below as relative paths; sizes adds file sizes in bytes; "
         "excludeGlobs leaves entries out; maxEntries caps the list with a notice of how many were left out.",
         ListDirectoryInput,
-        list_directory,
+        "fsmcp_read.listing:list_directory",
         READ_ONLY,
         title="List directory",
     ),
@@ -56,7 +51,7 @@ TOOLS = [
         "depth limits it like find -maxdepth; excludeGlobs leaves entries out. A tree larger than the output "
         "budget is filled breadth-first, and directories whose children were left out carry \"truncated\":true.",
         DirectoryTreeInput,
-        directory_tree,
+        "fsmcp_read.tree:directory_tree",
         READ_ONLY,
         title="Directory tree",
     ),
@@ -65,7 +60,7 @@ TOOLS = [
         "Metadata of a file, directory or link (the link itself, not its target): type, size, created, "
         "modified and accessed times (ISO-8601, UTC), permissions (octal) and, for a link, its target.",
         PathInput,
-        get_file_info,
+        "fsmcp_read.info:get_file_info",
         READ_ONLY,
         title="Get file info",
         output_model=FileInfoOutput,
@@ -74,7 +69,7 @@ TOOLS = [
         "list_allowed_directories",
         "The directories this server may access, one per line, each marked (read-write) or (read-only).",
         NoInput,
-        list_allowed_directories,
+        "fsmcp_read.info:list_allowed_directories",
         READ_ONLY,
         title="List allowed directories",
         output_model=AllowedDirectoriesOutput,

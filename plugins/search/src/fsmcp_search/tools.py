@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from fsmcp import READ_ONLY, Tool
 
-from .grep import grep_files
 from .models import GlobSearchInput, GrepFilesInput, SearchFilesInput
-from .names import glob_search, search_files
 
 _IGNORES = ".gitignore rules (nested ones too) are respected and .git is skipped unless includeIgnored is true; symbolic links are not followed."
 
@@ -18,7 +16,7 @@ TOOLS = [
         "Output: one absolute path per line, sorted, or (no matches found). "
         "To match a glob use glob_search; to search file contents use grep_files. " + _IGNORES,
         input_model=SearchFilesInput,
-        function=search_files,
+        function="fsmcp_search.names:search_files",
         annotations=READ_ONLY,
     ),
     Tool(
@@ -29,7 +27,7 @@ TOOLS = [
         "Output: one absolute path per line, sorted, at most max (default 1000) with a notice past it, or (no matches found). "
         "To search file contents use grep_files. " + _IGNORES,
         input_model=GlobSearchInput,
-        function=glob_search,
+        function="fsmcp_search.names:glob_search",
         annotations=READ_ONLY,
     ),
     Tool(
@@ -43,7 +41,7 @@ TOOLS = [
         "Binary files are skipped; lookaround and backreferences are refused (INVALID_PARAMS). "
         "To find files by name use search_files or glob_search. " + _IGNORES,
         input_model=GrepFilesInput,
-        function=grep_files,
+        function="fsmcp_search.grep:grep_files",
         annotations=READ_ONLY,
     ),
 ]

@@ -9,7 +9,6 @@ from fsmcp import DESTRUCTIVE, READ_ONLY, Tool
 
 from .models import RunCommandInput, RunShellInput
 from .options import OptionsError, ShellOptions
-from .run import run_command, run_shell
 
 if TYPE_CHECKING:
     from fsmcp.config import Settings
@@ -41,7 +40,7 @@ def tools_for(settings: Settings) -> list[Tool]:
             "and options that write files, run other programs or follow links out are refused (COMMAND_NOT_ALLOWED, naming the argument and why). "
             f"timeout in seconds (default 30, at most {options.max_timeout:g}); maxOutputBytes per stream (default 65536). " + _OUTPUT,
             input_model=RunCommandInput,
-            function=run_command,
+            function="fsmcp_shell.run:run_command",
             annotations=READ_ONLY if only_reads else DESTRUCTIVE,
         )
     ]
@@ -54,7 +53,7 @@ def tools_for(settings: Settings) -> list[Tool]:
                 "globs and variables work. Unlike run_command, nothing checks what it reads, writes or runs. "
                 f"timeout in seconds (default 30, at most {options.max_timeout:g}); maxOutputBytes per stream (default 65536). " + _OUTPUT,
                 input_model=RunShellInput,
-                function=run_shell,
+                function="fsmcp_shell.run:run_shell",
                 annotations=DESTRUCTIVE,
             )
         )

@@ -5,7 +5,6 @@ from __future__ import annotations
 from fsmcp import READ_ONLY, Tool
 
 from .models import WatchFileInput
-from .watch import watch_file
 
 TOOLS = [
     Tool(
@@ -19,7 +18,7 @@ TOOLS = [
         "Output: one event per line, '<event> <path>' or 'rename <old> -> <new>', absolute paths, or (no changes). "
         "recursive watches a directory's whole tree; links are reported as entries, never followed.",
         input_model=WatchFileInput,
-        function=watch_file,
+        function="fsmcp_watch.watch:watch_file",
         annotations=READ_ONLY,
     ),
 ]

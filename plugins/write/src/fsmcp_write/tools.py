@@ -2,8 +2,6 @@
 
 from fsmcp import CREATES, DESTRUCTIVE, OVERWRITES, Tool
 
-from .content import append_file, write_file
-from .entries import copy_file, create_directory, delete_file, move_file
 from .models import (
     AppendFileInput,
     AppendFileOutput,
@@ -25,7 +23,7 @@ TOOLS = [
         "replaced file is kept. Use encoding: base64 for binary data. To change part of a file use edit_file; "
         "to add at the end use append_file.",
         WriteFileInput,
-        write_file,
+        "fsmcp_write.content:write_file",
         OVERWRITES,
         title="Write file",
         output_model=WriteFileOutput,
@@ -35,7 +33,7 @@ TOOLS = [
         "Add text at the end of an existing file. With ensureNewline (default true) the appended text ends with "
         "a newline. A missing file is an error unless create: true.",
         AppendFileInput,
-        append_file,
+        "fsmcp_write.content:append_file",
         DESTRUCTIVE,
         title="Append to file",
         output_model=AppendFileOutput,
@@ -44,7 +42,7 @@ TOOLS = [
         "create_directory",
         "Create a directory and any missing parents (mkdir -p). Succeeds, changing nothing, when it already exists.",
         CreateDirectoryInput,
-        create_directory,
+        "fsmcp_write.entries:create_directory",
         CREATES,
         title="Create directory",
         output_model=CreateDirectoryOutput,
@@ -54,7 +52,7 @@ TOOLS = [
         "Copy a file, a link (as a link) or a whole directory tree to a new path. The copy appears all at once "
         "or not at all. An existing destination is an error unless overwrite: true.",
         TransferInput,
-        copy_file,
+        "fsmcp_write.entries:copy_file",
         OVERWRITES,
         title="Copy file or directory",
         output_model=TransferOutput,
@@ -65,7 +63,7 @@ TOOLS = [
         "directories. An existing destination is an error unless overwrite: true; when the destination is "
         "refused, the source stays where it was.",
         TransferInput,
-        move_file,
+        "fsmcp_write.entries:move_file",
         DESTRUCTIVE,
         title="Move or rename",
         output_model=TransferOutput,
@@ -75,7 +73,7 @@ TOOLS = [
         "Delete a file, a link (never its target) or a directory. A directory that is not empty needs "
         "recursive: true. An allowed directory itself is never deleted. This cannot be undone.",
         DeleteFileInput,
-        delete_file,
+        "fsmcp_write.entries:delete_file",
         DESTRUCTIVE,
         title="Delete",
         output_model=DeleteFileOutput,

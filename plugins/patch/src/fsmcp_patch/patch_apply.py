@@ -1,0 +1,81 @@
+"""patch_apply: a unified diff applied to every file it names, whole or not at all."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from fsmcp import ToolResult
+
+from .commit import commit
+from .fence import unfence
+from .models import PatchApplyInput
+from .parse import parse
+from .plan import Plan, Report
+
+if TYPE_CHECKING:
+    from fsmcp import ToolContext
+
+_VERBS = {
+    "patch": ("patched", "would patch"),
+    "create": ("created", "would create"),
+    "delete": ("deleted", "would delete"),
+    "rename": ("renamed", "would rename"),
+    "copy": ("copied", "would copy"),
+    "keep": ("unchanged", "would leave unchanged"),
+}
+
+
+def patch_apply(args: PatchApplyInput, ctx: ToolContext) -> ToolResult:
+    plan = Plan(ctx, args.path, parse(unfence(args.patch)))
+    plan.run()
+    if not args.dry_run:
+        commit(ctx.fs, plan.changed())
+    lines = [_line(r, args.dry_run) for r in plan.reports]
+    if args.dry_run:
+        lines.insert(0, "dry run: every hunk applies; nothing was written.")
+    data = {"dryRun": args.dry_run, "files": [_data(r) for r in plan.reports]}
+    return ToolResult.text("\n".join(lines), data)
+
+
+def _line(r: Report, dry: bool) -> str:
+    verb = _VERBS[r.action][dry]
+    where = f"{r.source} -> {r.path}" if r.source else r.path
+    details = []
+    if r.action == "create":
+        details.append("empty" if not r.lines else f"{r.lines} line{'s' * (r.lines != 1)}")
+    elif r.hunks or r.action == "patch":
+        details.append(f"{r.hunks} hunk{'s' * (r.hunks != 1)}")
+    details += _offsets(r.offsets)
+    details += r.notes
+    return f"{verb} {where}" + (f" ({', '.join(details)})" if details else "")
+
+
+def _offsets(offsets: dict[int, int]) -> list[str]:
+    by_offset: dict[int, list[int]] = {}
+    for number, offset in offsets.items():
+        by_offset.setdefault(offset, []).append(number)
+    return [f"offset {offset:+d} on hunk{'s' * (len(numbers) > 1)} {_runs(numbers)}" for offset, numbers in by_offset.items()]
+
+
+def _runs(numbers: list[int]) -> str:
+    """``1, 2, 3, 5`` as ``1-3, 5``."""
+    runs: list[list[int]] = []
+    for n in numbers:
+        if runs and n == runs[-1][-1] + 1:
+            runs[-1].append(n)
+        else:
+            runs.append([n])
+    return ", ".join(str(r[0]) if len(r) == 1 else f"{r[0]}-{r[-1]}" for r in runs)
+
+
+def _data(r: Report) -> dict:
+    out = {"action": r.action, "path": r.path, "hunks": r.hunks}
+    if r.source:
+        out["source"] = r.source
+    if r.offsets:
+        out["offsets"] = {str(k): v for k, v in r.offsets.items()}
+    if r.lines is not None:
+        out["lines"] = r.lines
+    if r.notes:
+        out["notes"] = r.notes
+    return out
