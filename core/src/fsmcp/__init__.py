@@ -5,8 +5,6 @@ A plugin imports what it needs from here and nowhere else::
     from fsmcp import hookimpl, Tool, ToolInput, ToolError, ErrorCode, READ_ONLY
 """
 
-from importlib.metadata import PackageNotFoundError, version
-
 from .budget import fair_shares, truncate
 from .context import ToolContext
 from .errors import ErrorCode, ToolError
@@ -18,10 +16,7 @@ from .results import Blob, Text, ToolResult
 from .roots import Access, ResolvedPath, Root, RootSet
 from .tools import CREATES, DESTRUCTIVE, OVERWRITES, READ_ONLY, Annotations, Tool, ToolInput
 
-try:
-    __version__ = version("fsmcp")
-except PackageNotFoundError:  # running from a source tree that is not installed
-    __version__ = "0.0.0"
+__version__ = "0.1.0"  # the distribution's version too (pyproject.toml reads it from here)
 
 __all__ = [
     "CREATES",

@@ -8,8 +8,6 @@ from contextlib import contextmanager
 from contextvars import ContextVar, Token
 from typing import TYPE_CHECKING, Any
 
-import anyio.from_thread
-
 from .errors import ErrorCode, ToolError
 
 if TYPE_CHECKING:
@@ -117,6 +115,8 @@ class ToolContext:
         if self._send_progress is None:
             return
         try:
+            import anyio.from_thread
+
             anyio.from_thread.run(self._send_progress, done, total, message)
         except RuntimeError:
             # Not in a worker thread of the event loop (a direct call in a test): no client to tell.

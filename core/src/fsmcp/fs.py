@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import errno
 import os
-import secrets
 import stat as stat_mod
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
@@ -340,7 +339,7 @@ class FileSystem:
             )
 
     def _write_temp(self, dfd: int, name: str, chunks: Iterable[bytes], mode: int, old: os.stat_result | None) -> str:
-        tmp = f".{name}.{secrets.token_hex(6)}{_TEMP_MARK}"
+        tmp = f".{name}.{os.urandom(6).hex()}{_TEMP_MARK}"
         fd = os.open(tmp, dirfd.CREATE, 0o600, dir_fd=dfd)
         try:
             written = 0
@@ -540,7 +539,7 @@ class FileSystem:
 
     @staticmethod
     def _copy_into_place(s: Place, d: Place, overwrite: bool) -> None:
-        staging = f".{d.name}.{secrets.token_hex(6)}{_TEMP_MARK}"
+        staging = f".{d.name}.{os.urandom(6).hex()}{_TEMP_MARK}"
         try:
             dirfd.copy_node(s.fd, s.name, d.fd, staging)
             try:
@@ -551,7 +550,7 @@ class FileSystem:
                 raise FileExistsError(errno.EEXIST, "exists", d.name)
             if old_mode is not None and stat_mod.S_ISDIR(old_mode):
                 # rename() cannot replace a directory that has contents: set the old one aside.
-                backup = f".{d.name}.{secrets.token_hex(6)}{_TEMP_MARK}"
+                backup = f".{d.name}.{os.urandom(6).hex()}{_TEMP_MARK}"
                 os.rename(d.name, backup, src_dir_fd=d.fd, dst_dir_fd=d.fd)
                 try:
                     os.rename(staging, d.name, src_dir_fd=d.fd, dst_dir_fd=d.fd)

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-from wcmatch import glob
-
-FLAGS = glob.GLOBSTAR | glob.DOTGLOB | glob.BRACE | glob.EXTGLOB
-
 
 class GlobFilter:
     """Matches paths relative to a walk's start.
@@ -20,8 +16,11 @@ class GlobFilter:
         self.patterns = patterns
         names = [p for p in patterns if "/" not in p]
         paths = [p.lstrip("/") for p in patterns if "/" in p]
-        self._names = glob.compile(names, flags=FLAGS) if names else None
-        self._paths = glob.compile(paths, flags=FLAGS) if paths else None
+        from wcmatch import glob  # on first use: most calls take no globs
+
+        flags = glob.GLOBSTAR | glob.DOTGLOB | glob.BRACE | glob.EXTGLOB
+        self._names = glob.compile(names, flags=flags) if names else None
+        self._paths = glob.compile(paths, flags=flags) if paths else None
 
     def __bool__(self) -> bool:
         return bool(self.patterns)
