@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
@@ -74,6 +75,10 @@ class ToolContext:
         self._send_progress = send_progress
         self._run_tool = run_tool
         self._cancelled = threading.Event()
+        try:
+            self._loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:  # made outside the server (a direct call in a test): no client to tell
+            self._loop = None
 
     async def run_tool(self, name: str, arguments: dict[str, Any] | None, *, budget: int | None = None) -> ToolResult | ToolError:
         """Run another offered tool; returns its result or the ToolError it met (never raises it).
@@ -111,13 +116,18 @@ class ToolContext:
             await self._send_progress(done, total, message)
 
     def progress(self, done: float, total: float | None = None, message: str | None = None) -> None:
-        """Report progress from a plain (worker-thread) tool."""
-        if self._send_progress is None:
+        """Report progress from a plain (worker-thread) tool; returns once the report is sent."""
+        if self._send_progress is None or self._loop is None:
+            return
+        report = self._send_progress(done, total, message)
+        try:
+            on_loop = asyncio.get_running_loop() is self._loop
+        except RuntimeError:
+            on_loop = False
+        if on_loop:  # a plain helper of an async tool: the loop cannot wait for itself
+            self._loop.create_task(report)
             return
         try:
-            import anyio.from_thread
-
-            anyio.from_thread.run(self._send_progress, done, total, message)
-        except RuntimeError:
-            # Not in a worker thread of the event loop (a direct call in a test): no client to tell.
-            pass
+            asyncio.run_coroutine_threadsafe(report, self._loop).result()
+        except RuntimeError:  # the loop has closed: the client is gone
+            report.close()

@@ -9,7 +9,6 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import anyio
-import anyio.to_thread
 from pydantic import BaseModel, ValidationError
 
 from .config import Settings
@@ -20,6 +19,7 @@ from .plugins import PluginError, PluginInfo, collect_tools, load_plugins, offer
 from .results import ToolResult
 from .roots import Access, ResolvedPath, RootSet
 from .tools import Tool
+from .workers import WORKERS
 
 if TYPE_CHECKING:
     import pluggy
@@ -157,7 +157,7 @@ class Host:
                     ctx.done(token)
                     self.in_flight.discard(ctx)
             else:
-                out = await anyio.to_thread.run_sync(self._work, function, args, ctx, abandon_on_cancel=True)
+                out = await WORKERS.run(self._work, function, args, ctx)
         except anyio.get_cancelled_exc_class():
             ctx.cancel()  # the abandoned worker thread sees it at its next check
             raise
