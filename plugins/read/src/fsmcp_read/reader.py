@@ -60,6 +60,15 @@ def take_text(
 
     The cut falls on a line boundary, unless not even the first line fits: then inside it.
     """
+    if max_lines is None and not numbered:
+        # The common case, a small file read whole: one read and one decode instead of a loop
+        # over its lines. Bytes never decode to more characters, so budget bytes fit.
+        fh.seek(start)
+        data = fh.read(max(budget + 1 if stop is None else min(stop - start, budget + 1), 0))
+        if len(data) <= budget:
+            text, bad = decode(data)
+            lines = data.count(b"\n") + int(bool(data) and not data.endswith(b"\n"))
+            return Taken(text=text, start=start, end=start + len(data), first_line=first_line, lines=lines, invalid=bad)
     out: list[str] = []
     taken = Taken(start=start, end=start, first_line=first_line)
     used, at_line_start = 0, True
