@@ -16,7 +16,6 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
-import anyio
 
 from . import __version__
 from .client_roots import ClientRoots
@@ -48,25 +47,30 @@ class Connection:
         self.roots = ClientRoots(host.roots)
         self.offers_roots = False
         self.initialized = False
-        self.running: dict[Any, anyio.CancelScope] = {}
+        self.running: dict[Any, asyncio.Task[None]] = {}
         self.asked: dict[int, asyncio.Future[Any]] = {}
         self.last_id = 0
         self.closed = False
 
     async def serve(self, first: list[dict[str, Any]], rest: AsyncIterator[dict[str, Any]]) -> None:
-        async with anyio.create_task_group() as tg:
+        try:
             for message in first:
-                await self.receive(message, tg)
+                await self.receive(message)
             async for message in rest:
-                await self.receive(message, tg)
+                await self.receive(message)
             self.closed = True
             for future in self.asked.values():
                 if not future.done():
                     future.set_exception(ClientError("the client closed the connection"))
             # The calls still running finish and answer: a client that closed its end of the
             # input may still be reading, as `fsmcp serve < requests.jsonl` is.
+            while self.running:
+                await asyncio.wait(list(self.running.values()))
+        finally:
+            for task in self.running.values():
+                task.cancel()
 
-    async def receive(self, message: dict[str, Any], tg: anyio.abc.TaskGroup) -> None:
+    async def receive(self, message: dict[str, Any]) -> None:
         method, id_ = message.get("method"), message.get("id")
         if "id" in message and not _valid_id(id_) or message.get("jsonrpc") != "2.0":
             await self.error(id_ if _valid_id(id_) else None, INVALID_REQUEST, 'not a JSON-RPC 2.0 message: it needs "jsonrpc": "2.0" and an id that is a string or an integer')
@@ -87,9 +91,11 @@ class Connection:
         elif method in _FAST_METHODS:
             await self.reply(id_, self.answer_now(method, params or {}))
         elif method == "tools/call":
-            # Registered before the task starts: a cancellation on the very next line must find it.
-            self.running[id_] = anyio.CancelScope()
-            tg.start_soon(self.call, id_, params or {})
+            # A plain asyncio task: anyio's task group spawn cost more than a small call. It is
+            # registered before it starts, so that a cancellation on the very next line finds it.
+            task = asyncio.get_running_loop().create_task(self.call(id_, params or {}))
+            self.running[id_] = task
+            task.add_done_callback(lambda done: self.running.pop(id_, None) if self.running.get(id_) is done else None)
         else:
             await self.error(id_, METHOD_NOT_FOUND, "Method not found", data=method)
 
@@ -111,9 +117,9 @@ class Connection:
 
     def notified(self, method: str, params: Any) -> None:
         if method == "notifications/cancelled" and isinstance(params, dict):
-            scope = self.running.get(params.get("requestId"))
-            if scope is not None:
-                scope.cancel()
+            task = self.running.get(params.get("requestId"))
+            if task is not None:
+                task.cancel()  # the client expects no answer, and gets none
         elif method == "notifications/roots/list_changed":
             self.roots.changed()  # asked again before the next tool call
 
@@ -128,9 +134,14 @@ class Connection:
             future.set_result(message["result"])
 
     async def call(self, id_: Any, params: dict[str, Any]) -> None:
+        try:
+            await self._call(id_, params)
+        except ConnectionError:
+            pass  # the client has gone: nobody to answer, and its end of the input closes too
+
+    async def _call(self, id_: Any, params: dict[str, Any]) -> None:
         name, arguments = params.get("name"), params.get("arguments")
         if not isinstance(name, str) or not (arguments is None or isinstance(arguments, dict)):
-            self.running.pop(id_, None)
             await self.error(id_, INVALID_PARAMS, "tools/call needs params {name: string, arguments?: object}")
             return
         meta = params.get("_meta")
@@ -141,21 +152,16 @@ class Connection:
                 note = {"progressToken": token, "progress": done, "total": total, "message": message}
                 await self.notify("notifications/progress", {k: v for k, v in note.items() if v is not None})
 
-        result: dict[str, Any] | None = None
-        with self.running[id_]:
-            try:
-                if self.offers_roots and not self.roots.known:
-                    await self.roots.ask(self.list_roots)
-                with self.host.roots.viewing(self.roots.view):
-                    result = await self.host.call(name, arguments, send_progress=send_progress)
-            except Exception:
-                log.exception("tools/call %s failed", name)
-                await self.error(id_, INTERNAL_ERROR, "Internal error: the server's log (stderr) has the details")
-                return
-            finally:
-                self.running.pop(id_, None)
-        if result is not None:  # None: cancelled by the client, who expects no answer
-            await self.reply(id_, result)
+        try:
+            if self.offers_roots and not self.roots.known:
+                await self.roots.ask(self.list_roots)
+            with self.host.roots.viewing(self.roots.view):
+                result = await self.host.call(name, arguments, send_progress=send_progress)
+        except Exception:
+            log.exception("tools/call %s failed", name)
+            await self.error(id_, INTERNAL_ERROR, "Internal error: the server's log (stderr) has the details")
+            return
+        await self.reply(id_, result)
 
     async def list_roots(self) -> Any:
         if self.closed:
