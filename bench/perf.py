@@ -5,7 +5,8 @@ file, 50 small files) and prints, for both servers, medians of several runs and 
 cold start to the first ``tools/list`` answer; mean latency of 500 sequential small
 ``read_file`` calls and of 500 ``get_file_info`` calls; ``read_multiple_files`` of 50 files;
 ``directory_tree`` of the 20,000-file tree (and the characters each returns);
-``search_files``; ``edit_file`` on the 5 MB file; peak RSS of each server process.
+``search_files``; ``edit_file`` on the 5 MB file; peak RSS of each server process; and the
+raw round trip of a small ``read_file`` and ``get_file_info`` without a client library.
 Run: ``uv run python bench/perf.py [--runs N]`` (``bench/all.py`` runs it with the edit and
 search benchmarks).
 """
@@ -13,7 +14,9 @@ search benchmarks).
 from __future__ import annotations
 
 import argparse
+import json
 import random
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -21,7 +24,7 @@ from pathlib import Path
 import anyio
 from mcp import types
 
-from common import BENCH, fsmcp_params, median, print_table, ratio, reference_params, reference_version, session
+from common import BENCH, compile_bytecode, fsmcp_params, median, print_table, ratio, reference_params, reference_version, session
 
 FIXTURES = BENCH / ".fixtures" / "perf"
 SEED = 1121
@@ -105,10 +108,8 @@ async def measure(name: str, params, runs: int) -> dict[str, object]:
     rss = 0
     for run in range(runs):
         before = children()
-        start = time.perf_counter()
         async with session(params) as client:
             await client.list_tools()
-            add("cold start to tools/list", time.perf_counter() - start)
 
             t = time.perf_counter()
             for i in range(500):
@@ -148,17 +149,72 @@ def ms(seconds: float) -> str:
     return f"{seconds * 1000:,.2f} ms" if seconds < 0.01 else f"{seconds * 1000:,.0f} ms"
 
 
-async def main(runs: int) -> None:
+async def cold_starts(servers: list, starts: int) -> list[float]:
+    """Median seconds from spawning each server to its first ``tools/list`` answer.
+
+    The servers take turns, so that whatever else the machine is doing weighs on both alike.
+    """
+    samples: list[list[float]] = [[] for _ in servers]
+    for _ in range(starts):
+        for params, out in zip(servers, samples):
+            start = time.perf_counter()
+            async with session(params) as client:
+                await client.list_tools()
+                out.append(time.perf_counter() - start)
+    return [median(s) for s in samples]
+
+
+def round_trips(params, calls: list[tuple[str, dict]], n: int = 2000) -> list[float]:
+    """Median seconds of each call's JSON-RPC round trip, written to the pipe by hand.
+
+    Without a client library in between, this is the server's own time per call (the SDK
+    client adds about 0.2 ms to each call of the table's other rows, for both servers alike).
+    """
+    proc = subprocess.Popen([params.command, *params.args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+
+    def ask(message: dict) -> None:
+        proc.stdin.write(json.dumps(message).encode() + b"\n")
+        proc.stdin.flush()
+        if "id" in message:
+            proc.stdout.readline()
+
+    ask({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}})
+    ask({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    medians = []
+    for name, arguments in calls:
+        samples = []
+        for i in range(n):
+            start = time.perf_counter()
+            ask({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call", "params": {"name": name, "arguments": arguments}})
+            samples.append(time.perf_counter() - start)
+        medians.append(median(samples[n // 10 :]))  # the first tenth warms up
+    proc.stdin.close()
+    proc.wait()
+    return medians
+
+
+async def main(runs: int, starts: int) -> None:
     build()
-    ours = await measure("fsmcp", fsmcp_params(str(FIXTURES)), runs)
-    theirs = await measure("reference", reference_params(str(FIXTURES)), runs)
-    rows = [(k, ms(v), ms(theirs["times"][k]), ratio(v, theirs["times"][k])) for k, v in ours["times"].items()]
+    compile_bytecode()
+    ours_params, theirs_params = fsmcp_params(str(FIXTURES)), reference_params(str(FIXTURES))
+    ours_start, theirs_start = await cold_starts([ours_params, theirs_params], starts)
+    ours = await measure("fsmcp", ours_params, runs)
+    theirs = await measure("reference", theirs_params, runs)
+    rows = [("cold start to tools/list", ms(ours_start), ms(theirs_start), ratio(ours_start, theirs_start))]
+    rows += [(k, ms(v), ms(theirs["times"][k]), ratio(v, theirs["times"][k])) for k, v in ours["times"].items()]
+    small = str(FIXTURES / "small" / "note00.txt")
+    calls = [("read_file", {"path": small}), ("get_file_info", {"path": small})]
+    for (name, _), mine, reference in zip(calls, round_trips(ours_params, calls), round_trips(theirs_params, calls)):
+        rows.append((f"{name}, raw round trip (median)", f"{mine * 1e6:.0f} µs", f"{reference * 1e6:.0f} µs", ratio(mine, reference)))
     rows += [(k, f"{v:,}", f"{theirs['chars'][k]:,}", ratio(v, theirs["chars"][k])) for k, v in ours["chars"].items()]
     rows.append(("peak RSS of the server", f"{ours['rss'] / 1024:,.1f} MiB", f"{theirs['rss'] / 1024:,.1f} MiB", ratio(ours["rss"], theirs["rss"])))
-    print_table(f"perf: median of {runs} runs over stdio; baseline = reference server {reference_version()}", rows)
+    title = f"perf: medians over stdio ({starts} alternating cold starts, {runs} runs of the rest); baseline = reference server {reference_version()}"
+    print_table(title, rows)
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
-    anyio.run(main, parser.parse_args().runs)
+    parser.add_argument("--starts", type=int, default=15, help="cold starts of each server (default 15)")
+    options = parser.parse_args()
+    anyio.run(main, options.runs, options.starts)
