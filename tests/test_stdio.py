@@ -90,7 +90,7 @@ def test_what_is_no_request_gets_an_error_that_says_so(root):
     assert answered[5]["error"]["code"] == -32600
     assert answered[6]["error"] == {"code": -32601, "message": "Method not found", "data": "resources/list"}
     assert answered[7]["error"]["code"] == -32602
-    assert answered[8]["result"]["content"] == [{"type": "text", "text": "alpha\n"}]
+    assert answered[8]["result"] == {"content": [{"type": "text", "text": "alpha\n"}], "isError": False}
 
 
 def test_the_handshake_era_never_imports_the_sdk_and_the_2026_era_does(root):

@@ -28,7 +28,8 @@ def fsmcp_format_result(tool: Tool | None, outcome: ToolResult | ToolError, form
 
 def call_result(content: list[dict[str, Any]], structured_content: dict[str, Any] | None) -> dict[str, Any]:
     """A successful ``CallToolResult`` as it goes on the wire."""
-    result: dict[str, Any] = {"content": content}
+    # isError is optional in the protocol, but clients in the wild read it as present.
+    result: dict[str, Any] = {"content": content, "isError": False}
     if structured_content is not None:
         result["structuredContent"] = structured_content
     return result
