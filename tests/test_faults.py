@@ -82,14 +82,6 @@ class Raw:
         return rc, self.proc.stderr.read().decode(errors="replace")  # type: ignore[union-attr]
 
 
-@pytest.fixture
-def root(tmp_path: Path) -> Path:
-    root = tmp_path / "root"
-    root.mkdir()
-    (root / "a.txt").write_text("alpha\n")
-    return root
-
-
 def temp_files(top: Path) -> list[Path]:
     return [p for p in top.rglob("*") if ".fsmcp-tmp" in p.name]
 

@@ -44,14 +44,6 @@ def by_id(messages: list[dict]) -> dict:
     return {m.get("id"): m for m in messages if "method" not in m}
 
 
-@pytest.fixture
-def root(tmp_path: Path) -> Path:
-    root = tmp_path / "root"
-    root.mkdir()
-    (root / "a.txt").write_text("alpha\n")
-    return root
-
-
 @pytest.mark.parametrize(("asked", "agreed"), [("2024-11-05", "2024-11-05"), ("2025-06-18", "2025-06-18"), ("1999-01-01", "2025-11-25")])
 def test_initialize_agrees_on_the_version_asked_for_or_offers_the_newest(root, asked, agreed):
     answers, _ = exchange(root, initialize(asked), request(1, "tools/list"))

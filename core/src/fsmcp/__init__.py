@@ -5,7 +5,7 @@ A plugin imports what it needs from here and nowhere else::
     from fsmcp import hookimpl, Tool, ToolInput, ToolError, ErrorCode, READ_ONLY
 """
 
-from .budget import fair_shares, truncate
+from .budget import fair_shares, number_runs, truncate
 from .context import ToolContext
 from .errors import ErrorCode, ToolError
 from .fs import Entry, FileSystem, kind_of
@@ -41,6 +41,7 @@ __all__ = [
     "ToolInput",
     "ToolResult",
     "fair_shares",
+    "number_runs",
     "hookimpl",
     "kind_of",
     "hookspec",

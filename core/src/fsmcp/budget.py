@@ -35,3 +35,14 @@ def fair_shares(needs: list[int], total: int) -> list[int]:
         left -= shares[i]
         count -= 1
     return shares
+
+
+def number_runs(numbers: list[int]) -> str:
+    """Ascending numbers compactly: ``1, 2, 3, 5`` as ``1-3, 5`` (hunks, operations, lines)."""
+    runs: list[list[int]] = []
+    for n in numbers:
+        if runs and n == runs[-1][-1] + 1:
+            runs[-1].append(n)
+        else:
+            runs.append([n])
+    return ", ".join(str(r[0]) if len(r) == 1 else f"{r[0]}-{r[-1]}" for r in runs)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from fsmcp import Blob, Text, ToolError, ToolResult, fair_shares, truncate
+from fsmcp import Blob, Text, ToolError, ToolResult, fair_shares, number_runs, truncate
 
 if TYPE_CHECKING:
     from .plan import Step
@@ -116,15 +116,4 @@ def _summary(run: Run) -> str:
 
 def _operations(numbers: list[int]) -> str:
     """``operation 2``; ``operations 1-3, 5``."""
-    return f"operation {numbers[0]}" if len(numbers) == 1 else f"operations {_runs(numbers)}"
-
-
-def _runs(numbers: list[int]) -> str:
-    """``1, 2, 3, 5`` as ``1-3, 5``."""
-    runs: list[list[int]] = []
-    for n in numbers:
-        if runs and n == runs[-1][-1] + 1:
-            runs[-1].append(n)
-        else:
-            runs.append([n])
-    return ", ".join(str(r[0]) if len(r) == 1 else f"{r[0]}-{r[-1]}" for r in runs)
+    return f"operation {numbers[0]}" if len(numbers) == 1 else f"operations {number_runs(numbers)}"

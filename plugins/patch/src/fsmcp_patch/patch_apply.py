@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from fsmcp import ToolResult
+from fsmcp import ToolResult, number_runs
 
 from .commit import commit
 from .fence import unfence
@@ -54,18 +54,7 @@ def _offsets(offsets: dict[int, int]) -> list[str]:
     by_offset: dict[int, list[int]] = {}
     for number, offset in offsets.items():
         by_offset.setdefault(offset, []).append(number)
-    return [f"offset {offset:+d} on hunk{'s' * (len(numbers) > 1)} {_runs(numbers)}" for offset, numbers in by_offset.items()]
-
-
-def _runs(numbers: list[int]) -> str:
-    """``1, 2, 3, 5`` as ``1-3, 5``."""
-    runs: list[list[int]] = []
-    for n in numbers:
-        if runs and n == runs[-1][-1] + 1:
-            runs[-1].append(n)
-        else:
-            runs.append([n])
-    return ", ".join(str(r[0]) if len(r) == 1 else f"{r[0]}-{r[-1]}" for r in runs)
+    return [f"offset {offset:+d} on hunk{'s' * (len(numbers) > 1)} {number_runs(numbers)}" for offset, numbers in by_offset.items()]
 
 
 def _data(r: Report) -> dict:
