@@ -9,6 +9,7 @@ subprocess and connects over stdio.
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
@@ -156,3 +157,25 @@ def error_of(result: types.CallToolResult) -> tuple[str, str]:
     assert result.is_error, f"expected an error, got {result.content!r}"
     code, _, message = text_of(result).partition(": ")
     return code, message
+
+
+def tree_of(top: str | Path) -> dict[str, tuple]:
+    """Everything under ``top``, byte for byte, for checking that a call changed nothing.
+
+    Keys are paths relative to ``top``; a file is ``("file", bytes, mode)``, a directory
+    ``("dir", mode)`` and a symbolic link ``("link", target)``, never followed. Modes are
+    permission bits (``0o644``).
+    """
+    seen: dict[str, tuple] = {}
+    for dirpath, dirnames, filenames in os.walk(top):
+        for name in dirnames + filenames:
+            path = Path(dirpath) / name
+            rel = str(path.relative_to(top))
+            st = path.lstat()
+            if stat.S_ISLNK(st.st_mode):
+                seen[rel] = ("link", os.readlink(path))
+            elif stat.S_ISDIR(st.st_mode):
+                seen[rel] = ("dir", stat.S_IMODE(st.st_mode))
+            else:
+                seen[rel] = ("file", path.read_bytes(), stat.S_IMODE(st.st_mode))
+    return seen

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import os
 import tarfile
 import zipfile
 from contextlib import asynccontextmanager
@@ -11,7 +10,7 @@ from pathlib import Path
 
 import fsmcp_archive.hooks
 import pytest
-from fsmcp.testing import ToolCalls, connect, host_for
+from fsmcp.testing import ToolCalls, connect, host_for, tree_of
 
 SECRET = "TOP SECRET: this text lives outside the roots"
 
@@ -49,23 +48,6 @@ def server(root: Path):
     return open_session
 
 
-def tree(top: Path) -> dict[str, tuple]:
-    """Everything under ``top``: a link by its target, a file by its bytes and mode, a directory by its mode."""
-    seen: dict[str, tuple] = {}
-    for dirpath, dirnames, filenames in os.walk(top):
-        for name in dirnames + filenames:
-            path = Path(dirpath) / name
-            rel = str(path.relative_to(top))
-            st = path.lstat()
-            if path.is_symlink():
-                seen[rel] = ("link", os.readlink(path))
-            elif path.is_dir():
-                seen[rel] = ("dir", oct(st.st_mode & 0o7777))
-            else:
-                seen[rel] = ("file", path.read_bytes(), oct(st.st_mode & 0o7777))
-    return seen
-
-
 def zip_bytes(members: list[tuple[str | zipfile.ZipInfo, bytes]], compression: int = zipfile.ZIP_DEFLATED) -> bytes:
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", compression) as zf:
@@ -93,7 +75,7 @@ def tar_info(name: str, kind: bytes = tarfile.REGTYPE, linkname: str = "", mode:
 class Kit:
     """Archive builders and the tree snapshot, for tests (which cannot import this module)."""
 
-    tree = staticmethod(tree)
+    tree = staticmethod(tree_of)
     zip = staticmethod(zip_bytes)
     tar = staticmethod(tar_bytes)
     info = staticmethod(tar_info)

@@ -67,7 +67,7 @@ async def test_setuid_setgid_and_sticky_bits_are_never_extracted(server, root, k
     )
     async with server() as s:
         await s.ok("extract_archive", archive="s.tar", destination="out")
-    assert kit.tree(root / "out") == {"d": ("dir", "0o777"), "d/run": ("file", b"#!/bin/sh\n", "0o755")}
+    assert kit.tree(root / "out") == {"d": ("dir", 0o777), "d/run": ("file", b"#!/bin/sh\n", 0o755)}
 
 
 @pytest.mark.parametrize(
@@ -143,7 +143,7 @@ async def test_a_hard_link_to_an_earlier_member_becomes_a_copy(server, root, kit
     async with server() as s:
         text = await s.ok("extract_archive", archive="h.tar", destination="out")
     assert text == f"Extracted 2 members (12 bytes) from {root}/h.tar (tar) into {root}/out: 1 file, 0 directories, 1 hard link (copied)"
-    assert kit.tree(root / "out") == {"a.txt": ("file", b"shared", "0o640"), "b.txt": ("file", b"shared", "0o640")}
+    assert kit.tree(root / "out") == {"a.txt": ("file", b"shared", 0o640), "b.txt": ("file", b"shared", 0o640)}
 
 
 @pytest.mark.parametrize(

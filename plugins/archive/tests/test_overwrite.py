@@ -59,13 +59,13 @@ async def test_overwrite_replaces_files_and_merges_directories(server, root, kit
         text = await s.ok("extract_archive", archive=archive, destination="dest", overwrite=True)
     assert text.splitlines()[1:] == [f"replaced {root}/dest/src/a.txt", f"replaced {root}/dest/top.txt"]
     assert kit.tree(root / "dest") == {
-        "src": ("dir", "0o775"),  # was there: keeps its own mode
-        "top.txt": ("file", b"new top\n", "0o644"),
-        "src/a.txt": ("file", b"new a\n", "0o644"),
-        "src/b.txt": ("file", b"new b\n", "0o644"),
-        "src/mine.txt": ("file", b"mine\n", oct((root / "dest" / "src" / "mine.txt").stat().st_mode & 0o7777)),
-        "src/new": ("dir", "0o700"),
-        "src/new/c.txt": ("file", b"new c\n", "0o600"),
+        "src": ("dir", 0o775),  # was there: keeps its own mode
+        "top.txt": ("file", b"new top\n", 0o644),
+        "src/a.txt": ("file", b"new a\n", 0o644),
+        "src/b.txt": ("file", b"new b\n", 0o644),
+        "src/mine.txt": ("file", b"mine\n", (root / "dest" / "src" / "mine.txt").stat().st_mode & 0o7777),
+        "src/new": ("dir", 0o700),
+        "src/new/c.txt": ("file", b"new c\n", 0o600),
     }
     assert not [p for p in (root / "dest").iterdir() if p.name.startswith(".fsmcp")]
 
@@ -171,6 +171,6 @@ async def test_a_failure_while_moving_into_place_undoes_every_change_and_spares_
         await anyio.to_thread.run_sync(tool.function, args, ctx)
     assert failed.value.code.value == "ALREADY_EXISTS" and f"{root}/dest/z.txt already exists" in failed.value.message
     assert kit.tree(root / "dest") == {
-        "a.txt": ("file", b"old a", oct((root / "dest" / "a.txt").stat().st_mode & 0o7777)),
-        "z.txt": ("file", b"someone else's", oct((root / "dest" / "z.txt").stat().st_mode & 0o7777)),
+        "a.txt": ("file", b"old a", (root / "dest" / "a.txt").stat().st_mode & 0o7777),
+        "z.txt": ("file", b"someone else's", (root / "dest" / "z.txt").stat().st_mode & 0o7777),
     }

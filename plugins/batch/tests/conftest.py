@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import stat
 import tempfile
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -13,7 +11,7 @@ import fsmcp_batch.hooks
 import fsmcp_read.hooks
 import fsmcp_write.hooks
 import pytest
-from fsmcp.testing import connect, host_for, text_of
+from fsmcp.testing import connect, host_for, text_of, tree_of
 
 PLUGINS = [("read", fsmcp_read.hooks), ("write", fsmcp_write.hooks), ("batch", fsmcp_batch.hooks)]
 
@@ -76,23 +74,6 @@ def server(root: Path):
     return open_session
 
 
-def tree(top: Path) -> dict[str, tuple]:
-    """Everything under ``top``, byte for byte: files by bytes and mode, links by target, directories by mode."""
-    seen: dict[str, tuple] = {}
-    for dirpath, dirnames, filenames in os.walk(top):
-        for name in dirnames + filenames:
-            path = Path(dirpath) / name
-            rel = str(path.relative_to(top))
-            st = path.lstat()
-            if stat.S_ISLNK(st.st_mode):
-                seen[rel] = ("link", os.readlink(path))
-            elif stat.S_ISDIR(st.st_mode):
-                seen[rel] = ("dir", stat.S_IMODE(st.st_mode))
-            else:
-                seen[rel] = ("file", path.read_bytes(), stat.S_IMODE(st.st_mode))
-    return seen
-
-
-@pytest.fixture
-def tree_of():
-    return tree
+@pytest.fixture(name="tree_of")
+def tree_of_fixture():
+    return tree_of

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 import fsmcp_write.hooks
 import pytest
-from fsmcp.testing import ToolCalls, connect, host_for
+from fsmcp.testing import ToolCalls, connect, host_for, tree_of
 
 SECRET = "TOP SECRET: this text lives outside the roots"
 
@@ -46,22 +45,6 @@ def server(root: Path):
     return open_session
 
 
-def snapshot(top: Path) -> dict[str, object]:
-    """Everything under ``top``: a link by its target, a file by its bytes and mode, a directory by name."""
-    seen: dict[str, object] = {}
-    for dirpath, dirnames, filenames in os.walk(top):
-        for name in dirnames + filenames:
-            path = Path(dirpath) / name
-            rel = str(path.relative_to(top))
-            if path.is_symlink():
-                seen[rel] = ("link", os.readlink(path))
-            elif path.is_dir():
-                seen[rel] = ("dir",)
-            else:
-                seen[rel] = ("file", path.read_bytes(), path.stat().st_mode)
-    return seen
-
-
-@pytest.fixture
-def tree_of():
-    return snapshot
+@pytest.fixture(name="tree_of")
+def tree_of_fixture():
+    return tree_of
