@@ -113,6 +113,22 @@ def test_cli_lists_tools_and_plugins(tmp_path):
     assert "built in" in lines["fsmcp.roots"]
 
 
+def test_plugins_left_out_by_enable_or_disable_are_never_imported(tmp_path):
+    """A plugin the operator leaves out costs nothing at start-up: its module is not imported."""
+
+    def imported(*args: str) -> set[str]:
+        done = subprocess.run([sys.executable, "-X", "importtime", "-m", "fsmcp", "tools", str(tmp_path), *args], capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        return {line.split("|")[-1].strip().split(".")[0] for line in done.stderr.splitlines() if "fsmcp_" in line}
+
+    assert imported("--enable", "read") == {"fsmcp_read"}
+    assert "fsmcp_write" not in imported("--disable", "write")
+    # A tool name could be anyone's: then every plugin is imported to find it.
+    assert {"fsmcp_read", "fsmcp_write", "fsmcp_search"} <= imported("--enable", "read,write_file")
+    plugins = {line.split()[0]: line for line in run_cli("plugins", str(tmp_path), "--enable", "read").stdout.splitlines()}
+    assert plugins["write"].split()[-1] == "disabled" and "enabled" in plugins["read"]
+
+
 def test_cli_start_up_errors_exit_2(tmp_path):
     missing = run_cli("tools", str(tmp_path / "nope"))
     assert missing.returncode == 2 and "no usable root directory" in missing.stderr

@@ -76,7 +76,7 @@ def load_plugins(
         pm.register(module, name=name)
         infos.append(PluginInfo(name, status="default"))
     if entry_points:
-        infos.extend(_load_entry_points(pm))
+        infos.extend(_load_entry_points(pm, settings))
     for name, plugin in extra:
         info = PluginInfo(name)
         infos.append(info)
@@ -114,14 +114,19 @@ def _fail(info: PluginInfo, error: str, headline: str = "was skipped") -> None:
     print(f"fsmcp: plugin {info.label} {headline}: {error}", file=sys.stderr)
 
 
-def _load_entry_points(pm: pluggy.PluginManager) -> list[PluginInfo]:
+def _load_entry_points(pm: pluggy.PluginManager, settings: Settings) -> list[PluginInfo]:
     from importlib.metadata import entry_points  # loaded already by pluggy; the backport would cost 8 ms more
 
+    found = list(entry_points(group=PROJECT))
+    # An --enable that names plugins only leaves the others unimported. One that names a tool
+    # needs them all: which plugin registers a tool is known only once it is imported.
+    enabled = set(settings.enable)
+    only = enabled if enabled and enabled <= {ep.name for ep in found} else None
     infos = []
-    for ep in entry_points(group=PROJECT):
+    for ep in found:
         info = PluginInfo(ep.name, ep.dist)
         infos.append(info)
-        if pm.is_blocked(ep.name):
+        if pm.is_blocked(ep.name) or (only is not None and ep.name not in only):
             info.status = "disabled"
             continue
         if pm.has_plugin(ep.name):
