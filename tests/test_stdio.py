@@ -1,5 +1,5 @@
-"""The stdio transport the host speaks itself (``fsmcp/stdio.py``): the handshake era without the
-SDK, the 2026-07-28 era handed to the SDK, and the protocol's edges, byte by byte."""
+"""The stdio transport the host speaks itself (``fsmcp/stdio.py``): both protocol eras without the
+SDK, and the protocol's edges, byte by byte."""
 
 from __future__ import annotations
 
@@ -85,19 +85,83 @@ def test_what_is_no_request_gets_an_error_that_says_so(root):
     assert answered[8]["result"] == {"content": [{"type": "text", "text": "alpha\n"}], "isError": False}
 
 
-def test_the_handshake_era_never_imports_the_sdk_and_the_2026_era_does(root):
+MODERN = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+
+
+def test_neither_era_imports_the_sdk(root):
     call = request(1, "tools/call", {"name": "read_file", "arguments": {"path": "a.txt"}})
     answers, imports = exchange(root, initialize(), call, python_args=("-X", "importtime"))
     assert by_id(answers)[1]["result"]["content"][0]["text"] == "alpha\n"
-    assert " mcp_types" not in imports and " mcp.server" not in imports
-    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
-    answers, imports = exchange(root, request(1, "server/discover", {"_meta": meta}), python_args=("-X", "importtime"))
-    assert "2026-07-28" in json.dumps(by_id(answers)[1]["result"])
-    assert " mcp_types" in imports
+    modern_call = request(1, "tools/call", {"name": "read_file", "arguments": {"path": "a.txt"}, "_meta": MODERN})
+    modern_answers, modern_imports = exchange(root, modern_call, python_args=("-X", "importtime"))
+    assert by_id(modern_answers)[1]["result"]["content"][0]["text"] == "alpha\n"
+    for lines in (imports, modern_imports):
+        assert " mcp_types" not in lines and " mcp.server" not in lines and "| mcp\n" not in lines
+
+
+def test_a_2026_connection_answers_with_result_types_and_the_server_s_name(root):
+    answers = by_id(
+        exchange(
+            root,
+            request(1, "server/discover", {"_meta": MODERN}),
+            request(2, "tools/list", {"_meta": MODERN}),
+            request(3, "tools/call", {"name": "read_file", "arguments": {"path": "a.txt"}, "_meta": MODERN}),
+            request(4, "ping", {"_meta": MODERN}),
+        )[0]
+    )
+    discovered = answers[1]["result"]
+    assert discovered["supportedVersions"] == ["2026-07-28"] and discovered["capabilities"] == {"tools": {"listChanged": False}}
+    for id_ in (1, 2, 3):
+        assert answers[id_]["result"]["resultType"] == "complete"
+        assert answers[id_]["result"]["_meta"][SERVER_INFO]["name"] == "fsmcp"
+    assert "read_file" in {tool["name"] for tool in answers[2]["result"]["tools"]}
+    assert answers[3]["result"]["content"] == [{"type": "text", "text": "alpha\n"}]
+    assert answers[4]["error"]["code"] == -32601  # the 2026-07-28 protocol has no ping
+
+
+def test_a_2026_request_without_its_envelope_or_in_another_version_is_refused(root):
+    other = {**MODERN, "io.modelcontextprotocol/protocolVersion": "2099-01-01"}
+    answers = by_id(
+        exchange(
+            root,
+            request(1, "tools/list", {"_meta": MODERN}),
+            request(2, "tools/list", {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}),
+            request(3, "tools/list", {"_meta": other}),
+            initialize(id_=4),
+            request(5, "tools/list"),
+        )[0]
+    )
+    assert "tools" in answers[1]["result"]
+    assert answers[2]["error"]["code"] == -32602 and "clientCapabilities" in answers[2]["error"]["message"]
+    assert answers[3]["error"]["code"] == -32022
+    assert answers[3]["error"]["data"] == {"supported": ["2026-07-28"], "requested": "2099-01-01"}
+    assert answers[4]["error"]["code"] == -32022  # no handshake on a 2026-07-28 connection
+    assert answers[5]["error"]["code"] == -32602
+
+
+def test_a_2026_client_offering_roots_is_asked_for_them_by_an_input_required_result(root):
+    (root / "mine").mkdir()
+    (root / "mine" / "b.txt").write_text("beta\n")
+    offering = {**MODERN, "io.modelcontextprotocol/clientCapabilities": {"roots": {}}}
+    read = {"name": "read_file", "arguments": {"path": str(root / "a.txt")}, "_meta": offering}
+    listed = {"roots": [{"uri": (root / "mine").as_uri()}]}
+    answers = by_id(
+        exchange(
+            root,
+            request(1, "tools/call", read),
+            request(2, "tools/call", {**read, "inputResponses": {"roots": listed}}),
+            request(3, "tools/call", {**read, "arguments": {"path": str(root / "mine" / "b.txt")}}),
+        )[0]
+    )
+    assert answers[1]["result"]["resultType"] == "input_required"
+    assert answers[1]["result"]["inputRequests"] == {"roots": {"method": "roots/list"}}
+    assert answers[2]["result"]["isError"] and answers[2]["result"]["content"][0]["text"].startswith("ACCESS_DENIED: ")
+    assert answers[3]["result"]["content"][0]["text"] == "beta\n"  # the roots are kept for the connection
 
 
 @pytest.mark.anyio
-async def test_a_2026_client_is_served_by_the_sdk_over_the_same_pipes(root):
+async def test_the_sdk_s_own_client_speaks_2026_07_28_with_the_server(root):
     async with serve_stdio(str(root), mode="auto") as client:
         assert client.protocol_version == "2026-07-28"
         assert text_of(await client.call_tool("read_file", {"path": "a.txt"})) == "alpha\n"

@@ -181,7 +181,7 @@ def app_for(host: Host, token: str, listener: Listener) -> ASGIApp:
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True, allowed_hosts=listener.hosts, allowed_origins=listener.origins
     )
-    server = build_server(host, sessions=True)
+    server = build_server(host)
     return Gate(server.streamable_http_app(streamable_http_path=PATH, transport_security=security), token, security)
 
 

@@ -1,11 +1,12 @@
-"""The stdio transport: JSON-RPC over stdin and stdout, spoken by the host itself.
+"""The stdio transport: MCP over stdin and stdout, spoken by the host itself.
 
-A connection that opens with ``initialize`` (the handshake era, 2024-11-05 to 2025-11-25: the
-era every desktop client speaks) is served here, without the ``mcp`` SDK, whose import alone
-takes longer than Node takes to start the reference server, and whose per-message models cost
-more than the tool calls they carry. A connection whose first request carries the 2026-07-28
-envelope is handed, that request included, to the SDK's server (``server.py``), imported then.
-The era is decided by the same rule the SDK applies.
+Both protocol eras are served here without the ``mcp`` SDK, whose import alone takes longer
+than Node takes to start the reference server, and whose per-message models cost more than the
+tool calls they carry. The client's first request decides the era, by the rule the SDK applies:
+``initialize`` opens the handshake era (2024-11-05 to 2025-11-25); a request whose ``_meta``
+carries the 2026-07-28 envelope opens that era, in which every request carries the envelope,
+every result says its ``resultType`` and the server's name, and the server sends no requests:
+it asks for the client's roots with an ``input_required`` result instead of ``roots/list``.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
-
 from . import __version__
 from .client_roots import ClientRoots
 from .host import Host
@@ -25,25 +25,41 @@ from .wire import PipeWire, Wire
 log = logging.getLogger("fsmcp")
 
 HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
-"""Protocol versions served here; a client asking for another is offered the newest."""
-MODERN_ENVELOPE_KEY = "io.modelcontextprotocol/protocolVersion"
+"""Handshake-era versions; a client asking ``initialize`` for another is offered the newest."""
+MODERN_VERSIONS = ("2026-07-28",)
+"""Versions of the per-request-envelope era."""
+VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 """In ``params._meta`` of a 2026-07-28 request, and never in a handshake-era one."""
+CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
+SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
+ROOTS_INPUT = "roots"
+"""The key of the roots request in an ``input_required`` result, and of its answer."""
 
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR = -32700, -32600, -32601, -32602, -32603
-_FAST_METHODS = frozenset({"initialize", "ping", "tools/list"})  # answered inline, in order
+UNSUPPORTED_PROTOCOL_VERSION = -32022
 
 
 class ClientError(Exception):
     """The client answered one of our requests with an error, or left before answering."""
 
 
-class Connection:
-    """One handshake-era client: its requests, its roots, the calls it may cancel."""
+class Refusal(Exception):
+    """A request answered with a JSON-RPC error."""
 
-    def __init__(self, host: Host, wire: Wire):
+    def __init__(self, code: int, message: str, data: Any = None):
+        super().__init__(message)
+        self.code, self.message, self.data = code, message, data
+
+
+class Connection:
+    """One client: its era, its roots, the calls it may cancel."""
+
+    def __init__(self, host: Host, wire: Wire, *, modern: bool = False):
         self.host = host
         self.wire = wire
+        self.modern = modern
         self.tools = [tool.wire() for tool in host.tools.values()]  # built once: the list never changes
+        self.server_info = {"name": "fsmcp", "version": __version__}
         self.roots = ClientRoots(host.roots)
         self.offers_roots = False
         self.initialized = False
@@ -84,23 +100,56 @@ class Connection:
         params = message.get("params")
         if "id" not in message:
             self.notified(method, params)
-        elif params is not None and not isinstance(params, dict):
-            await self.error(id_, INVALID_PARAMS, f"the params of {method} must be an object")
-        elif not self.initialized and method not in ("initialize", "ping"):
-            await self.error(id_, INVALID_REQUEST, f"{method} before initialize: the connection starts with initialize")
-        elif method in _FAST_METHODS:
-            await self.reply(id_, self.answer_now(method, params or {}))
-        elif method == "tools/call":
-            # A plain asyncio task: anyio's task group spawn cost more than a small call. It is
-            # registered before it starts, so that a cancellation on the very next line finds it.
-            task = asyncio.get_running_loop().create_task(self.call(id_, params or {}))
-            self.running[id_] = task
-            task.add_done_callback(lambda done: self.running.pop(id_, None) if self.running.get(id_) is done else None)
-        else:
-            await self.error(id_, METHOD_NOT_FOUND, "Method not found", data=method)
+            return
+        try:
+            if params is not None and not isinstance(params, dict):
+                raise Refusal(INVALID_PARAMS, f"the params of {method} must be an object")
+            params = params or {}
+            if self.modern:
+                self.check_envelope(method, params)
+            elif not self.initialized and method not in ("initialize", "ping"):
+                raise Refusal(INVALID_REQUEST, f"{method} before initialize: the connection starts with initialize")
+            if method == "tools/call":
+                # A plain asyncio task: anyio's task group spawn cost more than a small call. It
+                # is registered before it starts, so that a cancellation on the next line finds it.
+                task = asyncio.get_running_loop().create_task(self.call(id_, params))
+                self.running[id_] = task
+                task.add_done_callback(lambda done: self.running.pop(id_, None) if self.running.get(id_) is done else None)
+                return
+            result = self.answer_now(method, params)
+        except Refusal as refusal:
+            await self.error(id_, refusal.code, refusal.message, refusal.data)
+            return
+        await self.reply(id_, result)
+
+    def check_envelope(self, method: str, params: dict[str, Any]) -> None:
+        """A 2026-07-28 request carries the protocol version and the client's capabilities."""
+        if method == "initialize":
+            raise Refusal(
+                UNSUPPORTED_PROTOCOL_VERSION,
+                "this connection speaks the 2026-07-28 protocol, which has no initialize handshake",
+                {"supported": list(MODERN_VERSIONS), "requested": params.get("protocolVersion")},
+            )
+        meta = params.get("_meta")
+        missing = [key for key in (VERSION_KEY, CAPABILITIES_KEY) if not isinstance(meta, dict) or key not in meta]
+        if missing:
+            raise Refusal(INVALID_PARAMS, f"params._meta is missing the required envelope key(s): {', '.join(missing)}")
+        version = meta[VERSION_KEY]
+        if not isinstance(version, str):
+            raise Refusal(INVALID_PARAMS, f"params._meta[{VERSION_KEY!r}] must be a string")
+        if version not in MODERN_VERSIONS:
+            raise Refusal(UNSUPPORTED_PROTOCOL_VERSION, f"unsupported protocol version {version}", {"supported": list(MODERN_VERSIONS), "requested": version})
+        capabilities = meta[CAPABILITIES_KEY]
+        self.offers_roots = isinstance(capabilities, dict) and capabilities.get("roots") is not None
 
     def answer_now(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        if method == "initialize":
+        if self.modern:
+            if method == "server/discover":
+                answer = {"supportedVersions": list(MODERN_VERSIONS), "capabilities": {"tools": {"listChanged": False}}, "instructions": self.host.instructions()}
+                return self.complete({**answer, "cacheScope": "private", "ttlMs": 0})
+            if method == "tools/list":
+                return self.complete({"tools": self.tools, "cacheScope": "private", "ttlMs": 0})
+        elif method == "initialize":
             asked = params.get("protocolVersion")
             capabilities = params.get("capabilities")
             self.offers_roots = isinstance(capabilities, dict) and capabilities.get("roots") is not None
@@ -108,12 +157,18 @@ class Connection:
             return {
                 "protocolVersion": asked if asked in HANDSHAKE_VERSIONS else HANDSHAKE_VERSIONS[-1],
                 "capabilities": {"tools": {"listChanged": False}},
-                "serverInfo": {"name": "fsmcp", "version": __version__},
+                "serverInfo": self.server_info,
                 "instructions": self.host.instructions(),
             }
-        if method == "tools/list":
+        elif method == "tools/list":
             return {"tools": self.tools}
-        return {}
+        elif method == "ping":
+            return {}
+        raise Refusal(METHOD_NOT_FOUND, "Method not found", method)
+
+    def complete(self, result: dict[str, Any], kind: str = "complete") -> dict[str, Any]:
+        """A 2026-07-28 result: it says whether it is final, and who answered."""
+        return {**result, "resultType": kind, "_meta": {**result.get("_meta", {}), SERVER_INFO_KEY: self.server_info}}
 
     def notified(self, method: str, params: Any) -> None:
         if method == "notifications/cancelled" and isinstance(params, dict):
@@ -153,7 +208,15 @@ class Connection:
                 await self.notify("notifications/progress", {k: v for k, v in note.items() if v is not None})
 
         try:
-            if self.offers_roots and not self.roots.known:
+            if self.modern:
+                responses = params.get("inputResponses")
+                if isinstance(responses, dict) and ROOTS_INPUT in responses:
+                    self.roots.apply(responses[ROOTS_INPUT])
+                elif self.offers_roots and not self.roots.known:
+                    # This era has no server-to-client requests: the client asks and calls again.
+                    await self.reply(id_, self.complete({"inputRequests": {ROOTS_INPUT: {"method": "roots/list"}}}, "input_required"))
+                    return
+            elif self.offers_roots and not self.roots.known:
                 await self.roots.ask(self.list_roots)
             with self.host.roots.viewing(self.roots.view):
                 result = await self.host.call(name, arguments, send_progress=send_progress)
@@ -161,7 +224,7 @@ class Connection:
             log.exception("tools/call %s failed", name)
             await self.error(id_, INTERNAL_ERROR, "Internal error: the server's log (stderr) has the details")
             return
-        await self.reply(id_, result)
+        await self.reply(id_, self.complete(result) if self.modern else result)
 
     async def list_roots(self) -> Any:
         if self.closed:
@@ -210,7 +273,7 @@ def _valid_id(id_: Any) -> bool:
 def opens_modern(message: dict[str, Any]) -> bool:
     params = message.get("params")
     meta = params.get("_meta") if isinstance(params, dict) else None
-    return message.get("method") != "initialize" and isinstance(meta, dict) and MODERN_ENVELOPE_KEY in meta
+    return message.get("method") != "initialize" and isinstance(meta, dict) and VERSION_KEY in meta
 
 
 async def serve_stdio(host: Host) -> None:
@@ -222,30 +285,10 @@ async def serve_wire(host: Host, wire: Wire) -> None:
     """Serve one client over ``wire``, in the era its first request opens."""
     incoming = messages(wire)
     lead: list[dict[str, Any]] = []
+    modern = False
     async for message in incoming:
         lead.append(message)
         if "method" in message and "id" in message:  # the first request decides the era
-            if opens_modern(message):
-                await _serve_with_sdk(host, wire, lead, incoming)
-                return
+            modern = opens_modern(message)
             break
-    await Connection(host, wire).serve(lead, incoming)
-
-
-async def _serve_with_sdk(host: Host, wire: Wire, lead: list[dict[str, Any]], rest: AsyncIterator[dict[str, Any]]) -> None:
-    from .server import serve_streams  # the SDK's import is paid by 2026-07-28 clients only
-
-    async def lines() -> AsyncIterator[str]:
-        for message in lead:
-            yield json.dumps(message)
-        async for message in rest:
-            yield json.dumps(message)
-
-    class Out:
-        async def write(self, text: str) -> None:
-            await wire.write(text.encode())
-
-        async def flush(self) -> None:
-            pass
-
-    await serve_streams(host, lines(), Out())
+    await Connection(host, wire, modern=modern).serve(lead, incoming)

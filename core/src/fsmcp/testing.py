@@ -41,7 +41,7 @@ async def connect(host: Host, *, mode: str = "legacy", **client_options: Any) ->
     """The SDK's ``Client`` connected to ``host`` in process (no subprocess, no port).
 
     ``mode="legacy"`` (the default) opens with ``initialize``, as desktop clients do;
-    ``mode="auto"`` opens in the 2026-07-28 era, which the server hands to the SDK's server.
+    ``mode="auto"`` opens in the 2026-07-28 era.
     Messages travel as JSON lines, exactly as over stdio.
     """
     async with Client(_InProcess(host), mode=mode, **client_options) as client:
