@@ -96,14 +96,15 @@ async def test_cancelled_walks_stop(tree, slow_walks, tool, args):
 
 
 @pytest.mark.anyio
-async def test_cancelled_word_count_stops(tree):
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_cancelled_word_count_stops(tree, mode):
     host = host_for([tree], [("wordcount", fsmcp_wordcount.hooks)])
     seen = []
 
     async def progress(done, total, message):
         seen.append((done, total))
 
-    async with connect(host, mode="legacy") as client:
+    async with connect(host, mode=mode) as client:
         elapsed = await cancel_midway(host, client, "word_count", {"path": "sparse.bin"}, progress)
     assert seen and seen[-1][1] == os.path.getsize(tree / "sparse.bin")
     assert seen[-1][0] < seen[-1][1]

@@ -192,7 +192,8 @@ async def test_calls_run_side_by_side_and_answer_as_they_finish(root):
 
 
 @pytest.mark.anyio
-async def test_progress_reaches_a_handshake_era_client(root):
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_progress_reaches_the_client_in_either_era(root, mode):
     (root / "src").mkdir()
     for i in range(5):
         (root / "src" / f"{i}.txt").write_text("x" * 1000)
@@ -201,7 +202,7 @@ async def test_progress_reaches_a_handshake_era_client(root):
     async def record(progress: float, total: float | None, message: str | None) -> None:
         events.append((progress, total))
 
-    async with serve_stdio(str(root), "--enable", "archive") as client:
+    async with serve_stdio(str(root), "--enable", "archive", mode=mode) as client:
         made = await client.call_tool("compress_files", {"files": ["src"], "output": "src.zip"}, progress_callback=record)
     assert not made.is_error, text_of(made)
     assert events and events[-1][0] == events[-1][1]
