@@ -66,9 +66,10 @@ def reference_params(*roots: str) -> StdioServerParameters:
 
 
 @asynccontextmanager
-async def session(params: StdioServerParameters) -> AsyncIterator[Client]:
-    # Legacy mode: the reference server speaks the handshake era only; both are measured alike.
-    async with Client(params, mode="legacy") as client:
+async def session(params: StdioServerParameters, mode: str = "legacy") -> AsyncIterator[Client]:
+    # Legacy mode by default: the reference server speaks the handshake era only; both are
+    # measured alike. "auto" tries the 2026-07-28 era first, and falls back to initialize.
+    async with Client(params, mode=mode) as client:
         yield client
 
 

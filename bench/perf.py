@@ -2,8 +2,10 @@
 
 Builds seeded fixtures once under ``bench/.fixtures/perf`` (a 20,000-file tree, a 5 MB text
 file, 50 small files) and prints, for both servers, medians of several runs and the ratio:
-cold start to the first ``tools/list`` answer; mean latency of 500 sequential small
-``read_file`` calls and of 500 ``get_file_info`` calls; ``read_multiple_files`` of 50 files;
+cold start to the first ``tools/list`` answer (also for a client that tries the 2026-07-28
+era first, which the reference server answers by falling back to ``initialize``); mean
+latency of 500 sequential small ``read_file`` calls and of 500 ``get_file_info`` calls;
+``read_multiple_files`` of 50 files;
 ``directory_tree`` of the 20,000-file tree (and the characters each returns);
 ``search_files``; ``edit_file`` on the 5 MB file; peak RSS of each server process; and the
 raw round trip of a small ``read_file`` and ``get_file_info`` without a client library.
@@ -149,7 +151,7 @@ def ms(seconds: float) -> str:
     return f"{seconds * 1000:,.2f} ms" if seconds < 0.01 else f"{seconds * 1000:,.0f} ms"
 
 
-async def cold_starts(servers: list, starts: int) -> list[float]:
+async def cold_starts(servers: list, starts: int, mode: str = "legacy") -> list[float]:
     """Median seconds from spawning each server to its first ``tools/list`` answer.
 
     The servers take turns, so that whatever else the machine is doing weighs on both alike.
@@ -158,7 +160,7 @@ async def cold_starts(servers: list, starts: int) -> list[float]:
     for _ in range(starts):
         for params, out in zip(servers, samples):
             start = time.perf_counter()
-            async with session(params) as client:
+            async with session(params, mode) as client:
                 await client.list_tools()
                 out.append(time.perf_counter() - start)
     return [median(s) for s in samples]
@@ -198,9 +200,13 @@ async def main(runs: int, starts: int) -> None:
     compile_bytecode()
     ours_params, theirs_params = fsmcp_params(str(FIXTURES)), reference_params(str(FIXTURES))
     ours_start, theirs_start = await cold_starts([ours_params, theirs_params], starts)
+    ours_auto, theirs_auto = await cold_starts([ours_params, theirs_params], starts, mode="auto")
     ours = await measure("fsmcp", ours_params, runs)
     theirs = await measure("reference", theirs_params, runs)
-    rows = [("cold start to tools/list", ms(ours_start), ms(theirs_start), ratio(ours_start, theirs_start))]
+    rows = [
+        ("cold start to tools/list", ms(ours_start), ms(theirs_start), ratio(ours_start, theirs_start)),
+        ("  the same, client trying 2026-07-28 first", ms(ours_auto), ms(theirs_auto), ratio(ours_auto, theirs_auto)),
+    ]
     rows += [(k, ms(v), ms(theirs["times"][k]), ratio(v, theirs["times"][k])) for k, v in ours["times"].items()]
     small = str(FIXTURES / "small" / "note00.txt")
     calls = [("read_file", {"path": small}), ("get_file_info", {"path": small})]
