@@ -275,8 +275,12 @@ class RootSet:
 
 def _containing(real: Path, roots: list[Root]) -> Root | None:
     # The deepest root first, so a nested root (say /a/b:ro inside /a) decides for its own subtree.
+    # Compared as strings (both are absolute and normalised): pathlib's is_relative_to was a
+    # third of the policy's time per call.
+    text = str(real)
     for root in sorted(roots, key=lambda r: len(r.path.parts), reverse=True):
-        if real == root.path or real.is_relative_to(root.path):
+        top = str(root.path)
+        if text == top or text.startswith(top if top.endswith("/") else top + "/"):
             return root
     return None
 
