@@ -170,6 +170,25 @@ def test_a_client_that_vanishes_mid_call_gets_a_clean_exit(endless):
     assert rc == 0 and "Traceback" not in stderr, stderr[-500:]
 
 
+def test_a_client_that_stops_reading_ends_the_server_at_its_next_answer(root):
+    """The client closed its end of the answers but keeps the requests open: nobody is left to answer."""
+    proc = subprocess.Popen([sys.executable, "-m", "fsmcp", "serve", str(root)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    hello = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "read_file", "arguments": {"path": "a.txt"}}}
+    proc.stdin.write(json.dumps(hello).encode() + b"\n")  # type: ignore[union-attr]
+    proc.stdin.flush()  # type: ignore[union-attr]
+    proc.stdout.readline()  # type: ignore[union-attr]
+    proc.stdout.close()  # type: ignore[union-attr]
+    proc.stdin.write(json.dumps(call).encode() + b"\n")  # type: ignore[union-attr]
+    proc.stdin.flush()  # type: ignore[union-attr]
+    try:
+        assert proc.wait(TIMEOUT) == 0
+        assert "Traceback" not in proc.stderr.read().decode(errors="replace")  # type: ignore[union-attr]
+    finally:
+        proc.stdin.close()  # type: ignore[union-attr]
+        proc.kill()
+
+
 def test_cancellations_of_calls_in_flight_stop_them_and_the_server_answers_the_rest(endless):
     raw = Raw(str(endless))
     raw.initialize()

@@ -67,8 +67,11 @@ class Connection:
         self.asked: dict[int, asyncio.Future[Any]] = {}
         self.last_id = 0
         self.closed = False
+        self.gone = False
+        self.serving: asyncio.Task[Any] | None = None
 
     async def serve(self, first: list[dict[str, Any]], rest: AsyncIterator[dict[str, Any]]) -> None:
+        self.serving = asyncio.current_task()
         try:
             for message in first:
                 await self.receive(message)
@@ -82,6 +85,9 @@ class Connection:
             # input may still be reading, as `fsmcp serve < requests.jsonl` is.
             while self.running:
                 await asyncio.wait(list(self.running.values()))
+        except asyncio.CancelledError:
+            if not self.gone:
+                raise
         finally:
             for task in self.running.values():
                 task.cancel()
@@ -192,7 +198,10 @@ class Connection:
         try:
             await self._call(id_, params)
         except ConnectionError:
-            pass  # the client has gone: nobody to answer, and its end of the input closes too
+            # The client no longer reads: nobody is left to answer, so the connection ends.
+            self.gone = True
+            if self.serving is not None:
+                self.serving.cancel()
 
     async def _call(self, id_: Any, params: dict[str, Any]) -> None:
         name, arguments = params.get("name"), params.get("arguments")
