@@ -241,3 +241,19 @@ def test_stdout_of_the_server_process_points_at_stderr_while_it_serves(root):
     finally:
         server.stdin.close()
         server.wait(TIMEOUT)
+
+
+def test_stdin_and_stdout_may_be_the_null_device_or_a_file(root, tmp_path):
+    """Not only pipes: /dev/null (which epoll refuses) and plain files serve, and end cleanly."""
+    empty = subprocess.run([sys.executable, "-m", "fsmcp", "serve", str(root)], stdin=subprocess.DEVNULL, capture_output=True, timeout=TIMEOUT)
+    assert empty.returncode == 0 and b"Traceback" not in empty.stderr and empty.stdout == b""
+    requests = tmp_path / "in.jsonl"
+    requests.write_text(json.dumps(initialize()) + "\n" + json.dumps(request(1, "tools/list")) + "\n")
+    answers = tmp_path / "out.jsonl"
+    with open(requests, "rb") as stdin, open(answers, "wb") as stdout:
+        done = subprocess.run([sys.executable, "-m", "fsmcp", "serve", str(root)], stdin=stdin, stdout=stdout, stderr=subprocess.PIPE, timeout=TIMEOUT)
+    assert done.returncode == 0, done.stderr
+    assert [json.loads(line)["id"] for line in answers.read_text().splitlines()] == [0, 1]
+    with open(requests, "rb") as stdin:
+        quiet = subprocess.run([sys.executable, "-m", "fsmcp", "serve", str(root)], stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=TIMEOUT)
+    assert quiet.returncode == 0 and b"Traceback" not in quiet.stderr

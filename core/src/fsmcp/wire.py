@@ -6,6 +6,7 @@ import asyncio
 import fcntl
 import json
 import os
+import stat
 from typing import Any
 
 import anyio
@@ -55,17 +56,17 @@ class PipeWire(Wire):
         loop = asyncio.get_running_loop()
         fd_in = _divert(0, os.open(os.devnull, os.O_RDONLY))
         fd_out = _divert(1, os.dup(2))
-        reader: asyncio.StreamReader | None = asyncio.StreamReader(limit=MAX_MESSAGE_BYTES)
-        try:
+        # Pipes, sockets and terminals are watched by the event loop. Anything else (a file, as
+        # in `fsmcp serve < requests.jsonl`, or /dev/null, which epoll refuses) is read and
+        # written by a worker thread.
+        reader: asyncio.StreamReader | None = None
+        if _pollable(fd_in):
+            reader = asyncio.StreamReader(limit=MAX_MESSAGE_BYTES)
             await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), open(fd_in, "rb", buffering=0, closefd=False))
-        except ValueError:  # a regular file, as in `fsmcp serve < requests.jsonl`
-            reader = None
         writer: asyncio.StreamWriter | None = None
-        try:
+        if _pollable(fd_out):
             transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, open(fd_out, "wb", buffering=0, closefd=False))
             writer = asyncio.StreamWriter(transport, protocol, None, loop)
-        except ValueError:
-            pass
         return cls(reader, open(fd_in, "rb", closefd=False), writer, open(fd_out, "wb", closefd=False))
 
     async def read_line(self) -> bytes | None:
@@ -88,6 +89,11 @@ class PipeWire(Wire):
     def _write_file(self, data: bytes) -> None:
         self._outfile.write(data)
         self._outfile.flush()
+
+
+def _pollable(fd: int) -> bool:
+    mode = os.fstat(fd).st_mode
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd)
 
 
 def _divert(fd: int, diversion: int) -> int:
