@@ -6,6 +6,7 @@ A plugin imports what it needs from here and nowhere else::
 """
 
 from .budget import fair_shares, number_runs, truncate
+from .config import options_error, plugin_options
 from .context import ToolContext
 from .errors import ErrorCode, ToolError
 from .fs import Entry, FileSystem, kind_of
@@ -42,6 +43,8 @@ __all__ = [
     "ToolResult",
     "fair_shares",
     "number_runs",
+    "options_error",
+    "plugin_options",
     "hookimpl",
     "kind_of",
     "hookspec",

@@ -5,7 +5,11 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+from .errors import ErrorCode, ToolError
+
+T = TypeVar("T")
 
 DEFAULT_BUDGET = 80_000
 TRANSPORTS = ("stdio", "http")
@@ -49,6 +53,24 @@ class Settings:
 
 
 _KNOWN = {f.name for f in fields(Settings)}
+
+
+def plugin_options(cls: type[T], raw: dict[str, Any], plugin: str) -> T:
+    """A plugin's ``[plugins.<plugin>]`` table as the dataclass ``cls``, its defaults filled in.
+
+    A key ``cls`` has no field for is refused, naming the known ones. Check the values after,
+    refusing a bad one with :func:`options_error`.
+    """
+    known = {f.name for f in fields(cls)}  # type: ignore[arg-type]
+    unknown = sorted(set(raw) - known)
+    if unknown:
+        raise options_error(plugin, f"has unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+    return cls(**raw)
+
+
+def options_error(plugin: str, problem: str) -> ToolError:
+    """What a tool answers when the operator's ``[plugins.<plugin>]`` table is wrong."""
+    return ToolError(ErrorCode.INTERNAL_ERROR, f"the server's [plugins.{plugin}] configuration {problem}; the operator must fix fsmcp.toml")
 
 
 def load_toml(path: Path) -> dict[str, Any]:

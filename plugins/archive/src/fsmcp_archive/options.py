@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
-from fsmcp import ErrorCode, ToolError
+from fsmcp import options_error, plugin_options
 
 RATIO_FLOOR = 1 << 20
 """Bytes a member (or a compressed tar stream) must produce before its ratio is judged: small
@@ -23,23 +23,16 @@ class Limits:
 
     @classmethod
     def of(cls, raw: dict[str, Any]) -> Limits:
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(raw) - known)
-        if unknown:
-            _refuse(f"has unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
-        limits = cls(**raw)
-        for name in known:
-            value = getattr(limits, name)
-            whole = name != "max_ratio"
+        limits = plugin_options(cls, raw, "archive")
+        for field in fields(cls):
+            value = getattr(limits, field.name)
+            whole = field.name != "max_ratio"
             if isinstance(value, bool) or not isinstance(value, int if whole else (int, float)) or value < 1:
-                _refuse(f"{name} must be a {'positive integer' if whole else 'number of at least 1'}, not {value!r}")
+                kind = "positive integer" if whole else "number of at least 1"
+                raise options_error("archive", f"{field.name} must be a {kind}, not {value!r}")
         return limits
 
 
 def raise_hint(option: str) -> str:
     """How to get past a limit: said in every FILE_TOO_LARGE the limits cause."""
     return f"if the archive is trusted, the operator can raise {option} under [plugins.archive] in fsmcp.toml"
-
-
-def _refuse(problem: str) -> None:
-    raise ToolError(ErrorCode.INTERNAL_ERROR, f"the server's [plugins.archive] configuration {problem}; the operator must fix fsmcp.toml")

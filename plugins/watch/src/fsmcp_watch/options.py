@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
-from fsmcp import ErrorCode, ToolError
+from fsmcp import options_error, plugin_options
 
 ENGINES = ("auto", "notify", "poll")
 
@@ -21,19 +21,11 @@ class Options:
 
     @classmethod
     def of(cls, raw: dict[str, Any]) -> Options:
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(raw) - known)
-        if unknown:
-            _refuse(f"has unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
-        opts = cls(**raw)
+        opts = plugin_options(cls, raw, "watch")
         if opts.engine not in ENGINES:
-            _refuse(f"engine must be one of {', '.join(ENGINES)}, not {opts.engine!r}")
+            raise options_error("watch", f"engine must be one of {', '.join(ENGINES)}, not {opts.engine!r}")
         for name in ("max_entries", "baseline_entries"):
             value = getattr(opts, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                _refuse(f"{name} must be a positive integer, not {value!r}")
+                raise options_error("watch", f"{name} must be a positive integer, not {value!r}")
         return opts
-
-
-def _refuse(problem: str) -> None:
-    raise ToolError(ErrorCode.INTERNAL_ERROR, f"the server's [plugins.watch] configuration {problem}; the operator must fix fsmcp.toml")
