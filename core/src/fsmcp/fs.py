@@ -32,6 +32,7 @@ T = TypeVar("T")
 _UMASK = os.umask(0)
 os.umask(_UMASK)
 _TEMP_MARK = ".fsmcp-tmp"
+_NAME_MAX = 255
 
 
 @dataclass(frozen=True)
@@ -339,7 +340,7 @@ class FileSystem:
             )
 
     def _write_temp(self, dfd: int, name: str, chunks: Iterable[bytes], mode: int, old: os.stat_result | None) -> str:
-        tmp = f".{name}.{os.urandom(6).hex()}{_TEMP_MARK}"
+        tmp = temp_name(name)
         fd = os.open(tmp, dirfd.CREATE, 0o600, dir_fd=dfd)
         try:
             written = 0
@@ -539,7 +540,7 @@ class FileSystem:
 
     @staticmethod
     def _copy_into_place(s: Place, d: Place, overwrite: bool) -> None:
-        staging = f".{d.name}.{os.urandom(6).hex()}{_TEMP_MARK}"
+        staging = temp_name(d.name)
         try:
             dirfd.copy_node(s.fd, s.name, d.fd, staging)
             try:
@@ -550,7 +551,7 @@ class FileSystem:
                 raise FileExistsError(errno.EEXIST, "exists", d.name)
             if old_mode is not None and stat_mod.S_ISDIR(old_mode):
                 # rename() cannot replace a directory that has contents: set the old one aside.
-                backup = f".{d.name}.{os.urandom(6).hex()}{_TEMP_MARK}"
+                backup = temp_name(d.name)
                 os.rename(d.name, backup, src_dir_fd=d.fd, dst_dir_fd=d.fd)
                 try:
                     os.rename(staging, d.name, src_dir_fd=d.fd, dst_dir_fd=d.fd)
@@ -590,6 +591,18 @@ class FileSystem:
     def _refuse_into_itself(src: ResolvedPath, dst: ResolvedPath, verb: str) -> None:
         if dst.path != src.path and dst.path.is_relative_to(src.path):
             raise ToolError(ErrorCode.INVALID_PARAMS, f"cannot {verb} {src} into itself ({dst})")
+
+
+def temp_name(name: str) -> str:
+    """A fresh name beside ``name`` for a file being made: ``.{name}.{12 hex}.fsmcp-tmp``.
+
+    The name is shortened (in bytes, from its end) so the temporary name is never longer than
+    NAME_MAX: a target whose own name fits always gets a temporary file that fits too. The mark
+    at the end stays whole, so anything that recognises temporary files still does.
+    """
+    tail = f".{os.urandom(6).hex()}{_TEMP_MARK}"
+    raw = os.fsencode(name)[: _NAME_MAX - 1 - len(tail)]
+    return f".{os.fsdecode(raw)}{tail}"
 
 
 def _encodable(name: str) -> bool:

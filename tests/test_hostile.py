@@ -1,0 +1,25 @@
+"""Hostile inputs, sent as a hostile client or left by a hostile neighbour inside a root, through
+the real server over stdio: none may freeze, crash or forge the server's answers."""
+
+from __future__ import annotations
+
+import pytest
+
+from fsmcp.testing import ToolCalls, serve_stdio
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_a_240_byte_name_is_written_edited_and_copied(tmp_path):
+    # The longest names (up to 255 bytes) must work: the temporary file beside each is shortened.
+    long = "n" * 236 + ".txt"
+    async with serve_stdio(str(tmp_path)) as client:
+        s = ToolCalls(client)
+        await s.ok("write_file", path=long, content="one\n")
+        await s.ok("edit_file", path=long, edits=[{"oldText": "one", "newText": "two"}])
+        await s.ok("copy_file", source=long, destination="c" + long[1:])
+        await s.ok("write_file", path="é" * 127 + "x", content="two-byte letters\n")
+    assert (tmp_path / long).read_text() == "two\n"
+    assert (tmp_path / ("c" + long[1:])).read_text() == "two\n"
+    assert (tmp_path / ("é" * 127 + "x")).read_text() == "two-byte letters\n"
+    assert not [p.name for p in tmp_path.iterdir() if "fsmcp-tmp" in p.name]
