@@ -23,3 +23,17 @@ async def test_a_240_byte_name_is_written_edited_and_copied(tmp_path):
     assert (tmp_path / ("c" + long[1:])).read_text() == "two\n"
     assert (tmp_path / ("é" * 127 + "x")).read_text() == "two-byte letters\n"
     assert not [p.name for p in tmp_path.iterdir() if "fsmcp-tmp" in p.name]
+
+
+async def test_a_transactional_batch_that_rolled_back_is_an_error_with_its_report(tmp_path):
+    (tmp_path / "a.txt").write_text("a\n")
+    ops = [
+        {"tool": "write_file", "arguments": {"path": "new.txt", "content": "x"}},
+        {"tool": "write_file", "arguments": {"path": "a.txt", "content": "changed"}},
+        {"tool": "delete_file", "arguments": {"path": "missing.txt"}},
+    ]
+    async with serve_stdio(str(tmp_path)) as client:
+        text = await ToolCalls(client).fail("batch_operations", "NOT_FOUND", operations=ops, transactional=True)
+    assert text.startswith("NOT_FOUND: Batch stopped at operation 3 (delete_file): 3 operations, 2 ok, 1 failed, 0 skipped. Rolled back:")
+    assert "[1] write_file OK" in text and "[3] delete_file ERROR NOT_FOUND: " in text
+    assert not (tmp_path / "new.txt").exists() and (tmp_path / "a.txt").read_text() == "a\n"

@@ -40,8 +40,8 @@ class Session:
         """The batch's data, as the json formatter sends it (the session must use format="json")."""
         result = await self.client.call_tool("batch_operations", {"operations": operations, **options})
         envelope = json.loads(result.content[0].text)
-        assert envelope["ok"], envelope
-        return envelope["data"]
+        assert envelope["ok"] is not result.is_error, envelope
+        return envelope["data"] if envelope["ok"] else envelope["error"]["details"]
 
 
 @pytest.fixture(autouse=True)

@@ -82,7 +82,9 @@ async def test_a_batch_failing_at_its_fourth_step_leaves_the_tree_as_it_was(serv
     build(root)
     before = tree_of(root)
     async with server() as s:
-        text = await s.ok(BATCHES[name], transactional=True)
+        is_error, text = await s.batch(BATCHES[name], transactional=True)
+    assert is_error, text  # nothing was done: the call failed, and says which operation did
+    assert text.startswith(text.split("[4] ")[1].split(" ERROR ")[1].split(":")[0] + ": Batch stopped at operation 4")
     for n, op in enumerate(BATCHES[name][:3], 1):
         assert f"[{n}] {op.get('tool') or SEED_TYPES[op['type']]} OK" in text
     assert "[4] " in text and " ERROR " in text.split("[4] ")[1].split("\n")[0]
@@ -137,7 +139,8 @@ async def test_a_step_whose_paths_cannot_be_saved_fails_and_the_batch_rolls_back
     locked.mkdir()
     before = tree_of(root)
     async with server(roots=[root, f"{locked}:ro"]) as s:
-        text = await s.ok(
+        text = await s.fail(
+            "READ_ONLY",
             [
                 {"tool": "write_file", "arguments": {"path": "a.txt", "content": "new a"}},
                 {"tool": "write_file", "arguments": {"path": str(locked / "x.txt"), "content": "x"}},
@@ -162,7 +165,7 @@ async def test_edit_files_globs_are_expanded_by_its_own_dry_run_and_rolled_back(
         FAILS | {"arguments": {"source": "src/one.py", "destination": "src/two.py"}},
     ]
     async with server(EDIT_AND_PATCH) as s:
-        text = await s.ok(ops, transactional=True)
+        text = await s.fail("ALREADY_EXISTS", ops, transactional=True)
     assert "[1] edit_files OK" in text and "x = 2" in text.split("[3]")[0]
     assert "Rolled back: the changes of operation 1 were undone" in text
     assert tree_of(root) == before
@@ -182,7 +185,7 @@ async def test_patch_apply_creations_deletions_and_renames_are_rolled_back(serve
     )
     ops = [{"tool": "patch_apply", "arguments": {"patch": patch}}, {"type": "delete", "params": {"path": "missing"}}]
     async with server(EDIT_AND_PATCH) as s:
-        text = await s.ok(ops, transactional=True)
+        text = await s.fail("NOT_FOUND", ops, transactional=True)
         assert "[1] patch_apply OK" in text, text
         assert "Rolled back: the changes of operation 1 were undone" in text
         assert tree_of(root) == before
@@ -195,7 +198,7 @@ async def test_a_dry_run_that_fails_fails_the_step_without_running_it(server, ro
     (root / "f.txt").write_text("abc\n")
     ops = [{"tool": "edit_files", "arguments": {"paths": ["f.txt"], "edits": [{"oldText": "zzz", "newText": "y"}], "atomic": True}}]
     async with server(EDIT_AND_PATCH) as s:
-        text = await s.ok(ops, transactional=True)
+        text = await s.fail("PATTERN_NOT_FOUND", ops, transactional=True)
     assert "[1] edit_files ERROR PATTERN_NOT_FOUND: " in text
     assert (root / "f.txt").read_text() == "abc\n"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from fsmcp import Blob, Text, ToolError, ToolResult, fair_shares, number_runs, truncate
+from fsmcp import Blob, ErrorCode, Text, ToolError, ToolResult, fair_shares, number_runs, truncate
 
 if TYPE_CHECKING:
     from .plan import Step
@@ -31,6 +31,19 @@ def report(run: Run, budget: int) -> ToolResult:
         entries.append(_entry(step, outcome, shown, cut, share))
     parts.append(Text(summary))
     return ToolResult(parts, _data(run, entries))
+
+
+def failure(run: Run, result: ToolResult) -> ToolError:
+    """A transactional batch that stopped did nothing, so the call failed: its report as the error.
+
+    The code is the failed operation's; the summary (what was rolled back) leads, the
+    operations' blocks follow, and the json formatter's ``details`` carry the same data.
+    """
+    stopped = run.stopped_at
+    outcome = run.outcomes[stopped.number - 1] if stopped else None
+    code = outcome.code if isinstance(outcome, ToolError) else ErrorCode.INTERNAL_ERROR
+    texts = [p.text for p in result.parts if isinstance(p, Text)]
+    return ToolError(code, "\n".join([texts[-1], "", *texts[:-1]]), result.data)
 
 
 def _block(step: Step, run: Run) -> str:

@@ -18,17 +18,21 @@ The batch stops at the first failure unless that operation has continueOnError: 
 transactional: true saves everything each operation may change and, when one fails, puts it all back byte for byte \
 (tools that change files they do not name, such as run_command, are refused in a transactional batch). \
 parallel: true runs consecutive read-only operations concurrently. \
-Returns "[N] tool OK" and the tool's output, or "[N] tool ERROR CODE: message", per operation, then a summary."""
+Returns "[N] tool OK" and the tool's output, or "[N] tool ERROR CODE: message", per operation, then a summary; \
+a transactional batch that stopped is an error led by the failed operation's code and the summary."""
 
 
 async def batch_operations(args: BatchInput, ctx: ToolContext) -> ToolResult:
     from .plan import plan  # the batch machinery loads at the first batch
-    from .report import report
+    from .report import failure, report
     from .run import Run
 
     run = Run(ctx, plan(args, ctx), transactional=args.transactional, parallel=args.parallel)
     await run()
-    return report(run, ctx.budget)
+    result = report(run, ctx.budget)
+    if run.transactional and run.stopped_at is not None:
+        raise failure(run, result)
+    return result
 
 
 TOOLS = [
