@@ -37,3 +37,19 @@ async def test_a_transactional_batch_that_rolled_back_is_an_error_with_its_repor
     assert text.startswith("NOT_FOUND: Batch stopped at operation 3 (delete_file): 3 operations, 2 ok, 1 failed, 0 skipped. Rolled back:")
     assert "[1] write_file OK" in text and "[3] delete_file ERROR NOT_FOUND: " in text
     assert not (tmp_path / "new.txt").exists() and (tmp_path / "a.txt").read_text() == "a\n"
+
+
+async def test_a_glob_of_2_to_the_18_brace_expansions_is_invalid_params_saying_the_limit(tmp_path):
+    explosion = "{a,b}" * 18
+    async with serve_stdio(str(tmp_path)) as client:
+        s = ToolCalls(client)
+        for tool, args in [
+            ("glob_search", {"directory": ".", "globs": [explosion]}),
+            ("grep_files", {"directory": ".", "regex": "x", "globs": [explosion]}),
+            ("search_files", {"directory": ".", "nameContains": "x", "excludeGlobs": [explosion]}),
+            ("list_directory", {"path": ".", "excludeGlobs": [explosion]}),
+            ("directory_tree", {"path": ".", "excludeGlobs": [explosion]}),
+            ("edit_files", {"paths": [explosion], "edits": [{"oldText": "a", "newText": "b"}]}),
+        ]:
+            text = await s.fail(tool, "INVALID_PARAMS", **args)
+            assert "more than 1,000 patterns" in text, (tool, text)

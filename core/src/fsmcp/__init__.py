@@ -11,7 +11,7 @@ from .context import ToolContext
 from .errors import ErrorCode, ToolError
 from .fs import Entry, FileSystem, kind_of
 from .snapshot import Snapshot
-from .globs import GlobFilter
+from .globs import GlobFilter, compile_globs
 from .hooks import hookimpl, hookspec
 from .results import Blob, Text, ToolResult
 from .roots import Access, ResolvedPath, Root, RootSet
@@ -41,6 +41,7 @@ __all__ = [
     "ToolError",
     "ToolInput",
     "ToolResult",
+    "compile_globs",
     "fair_shares",
     "number_runs",
     "options_error",

@@ -2,6 +2,28 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from .errors import ErrorCode, ToolError
+
+GLOB_LIMIT = 1000
+"""How many patterns one glob may expand to (``{a,b}{c,d}`` is four): more is INVALID_PARAMS."""
+
+
+def compile_globs(patterns: list[str], flags: int) -> Any:
+    """wcmatch's matcher for ``patterns``; a pattern whose braces expand past GLOB_LIMIT is refused."""
+    from wcmatch import glob  # on first use: most calls take no globs
+    from wcmatch._wcparse import PatternLimitException  # raised by glob.compile, exported nowhere else
+
+    try:
+        return glob.compile(patterns, flags=flags, limit=GLOB_LIMIT)
+    except PatternLimitException:
+        raise ToolError(
+            ErrorCode.INVALID_PARAMS,
+            f"a glob expands to more than {GLOB_LIMIT:,} patterns (each {{a,b}} doubles them); "
+            "use fewer braces, or character classes ([ab]) and ** instead",
+        ) from None
+
 
 class GlobFilter:
     """Matches paths relative to a walk's start.
@@ -16,11 +38,11 @@ class GlobFilter:
         self.patterns = patterns
         names = [p for p in patterns if "/" not in p]
         paths = [p.lstrip("/") for p in patterns if "/" in p]
-        from wcmatch import glob  # on first use: most calls take no globs
+        from wcmatch import glob
 
         flags = glob.GLOBSTAR | glob.DOTGLOB | glob.BRACE | glob.EXTGLOB
-        self._names = glob.compile(names, flags=flags) if names else None
-        self._paths = glob.compile(paths, flags=flags) if paths else None
+        self._names = compile_globs(names, flags) if names else None
+        self._paths = compile_globs(paths, flags) if paths else None
 
     def __bool__(self) -> bool:
         return bool(self.patterns)

@@ -11,7 +11,7 @@ import re
 
 from wcmatch import glob
 
-from fsmcp import GlobFilter
+from fsmcp import GlobFilter, compile_globs
 
 FLAGS = glob.GLOBSTAR | glob.DOTGLOB | glob.BRACE | glob.EXTGLOB
 _MAGIC = re.compile(r"[*?\[\]{}()!@+\\]")
@@ -43,7 +43,7 @@ class Include:
         self.base = base.rstrip("/") or "/"
         self.pattern = pattern
         self._prefix = self.base if self.base == "/" else self.base + "/"
-        self._matcher = glob.compile([pattern], flags=FLAGS)
+        self._matcher = compile_globs([pattern], FLAGS)
 
     def matches(self, path: str) -> bool:
         return path.startswith(self._prefix) and bool(self._matcher.match(path[len(self._prefix) :]))
