@@ -19,10 +19,10 @@ from fsmcp.testing import serve_stdio, text_of
 TIMEOUT = 20
 
 
-def exchange(root: Path, *lines: str | dict, args: tuple[str, ...] = (), python_args: tuple[str, ...] = ()) -> tuple[list[dict], str]:
+def exchange(root: Path, *lines: str | dict | list, args: tuple[str, ...] = (), python_args: tuple[str, ...] = ()) -> tuple[list[dict], str]:
     """Feed ``lines`` to ``fsmcp serve`` as a file on stdin; every message it wrote, and its stderr."""
     requests = root.parent / "requests.jsonl"
-    requests.write_text("".join((json.dumps(line) if isinstance(line, dict) else line) + "\n" for line in lines))
+    requests.write_text("".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in lines))
     with open(requests, "rb") as stdin:
         done = subprocess.run(
             [sys.executable, *python_args, "-m", "fsmcp", "serve", str(root), *args], stdin=stdin, capture_output=True, timeout=TIMEOUT
@@ -257,3 +257,104 @@ def test_stdin_and_stdout_may_be_the_null_device_or_a_file(root, tmp_path):
     with open(requests, "rb") as stdin:
         quiet = subprocess.run([sys.executable, "-m", "fsmcp", "serve", str(root)], stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=TIMEOUT)
     assert quiet.returncode == 0 and b"Traceback" not in quiet.stderr
+
+
+def test_a_2025_03_26_connection_takes_batches_and_answers_each_with_one_array(root):
+    read = {"name": "read_file", "arguments": {"path": "a.txt"}}
+    answers, _ = exchange(
+        root,
+        initialize("2025-03-26"),
+        [request(1, "ping"), request(2, "tools/call", read), {"jsonrpc": "2.0", "method": "notifications/initialized"}, 7, request(3, "no/such")],
+        [{"jsonrpc": "2.0", "method": "notifications/initialized"}],  # notifications only: no answer at all
+        [],
+        [initialize("2025-03-26", id_=4)],
+        request(5, "ping"),
+    )
+    assert answers[0]["result"]["protocolVersion"] == "2025-03-26"
+    batch = answers[1]
+    assert isinstance(batch, list)
+    assert sorted((m["id"] is None, str(m["id"])) for m in batch) == [(False, "1"), (False, "2"), (False, "3"), (True, "None")]
+    answered = {m["id"]: m for m in batch}
+    assert answered[1]["result"] == {}
+    assert answered[2]["result"]["content"] == [{"type": "text", "text": "alpha\n"}]
+    assert answered[3]["error"]["code"] == -32601
+    assert answered[None]["error"]["code"] == -32600
+    empty, with_initialize = answers[2]["error"], answers[3]["error"]
+    assert empty["code"] == -32600 and "empty" in empty["message"]
+    assert with_initialize["code"] == -32600 and "initialize" in with_initialize["message"]
+    assert answers[4] == {"jsonrpc": "2.0", "id": 5, "result": {}}
+    assert len(answers) == 5
+
+
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-06-18", "2025-11-25", None])
+def test_other_versions_keep_refusing_batches(root, version):
+    opening = [initialize(version)] if version else []
+    answers, _ = exchange(root, *opening, [request(1, "ping")])
+    refused = answers[-1]
+    assert refused["id"] is None and refused["error"]["code"] == -32600 and "one message per line" in refused["error"]["message"]
+
+
+def test_a_2026_connection_refuses_batches(root):
+    answers, _ = exchange(root, request(1, "tools/list", {"_meta": MODERN}), [request(2, "tools/list", {"_meta": MODERN})])
+    assert "tools" in answers[0]["result"]
+    assert answers[1]["id"] is None and answers[1]["error"]["code"] == -32600
+
+
+def test_a_handshake_connection_refuses_requests_in_the_2026_envelope(root):
+    read = {"name": "read_file", "arguments": {"path": "a.txt"}}
+    answers = by_id(
+        exchange(root, initialize(), request(1, "tools/list", {"_meta": MODERN}), request(2, "tools/call", {**read, "_meta": MODERN}), request(3, "tools/call", read))[0]
+    )
+    for id_ in (1, 2):
+        assert answers[id_]["error"]["code"] == -32600 and "2026-07-28" in answers[id_]["error"]["message"]
+    assert answers[3]["result"]["content"][0]["text"] == "alpha\n"
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        None,
+        {"protocolVersion": 20251125, "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
+        {"capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
+        {"protocolVersion": "2025-11-25", "capabilities": [], "clientInfo": {"name": "raw", "version": "0"}},
+        {"protocolVersion": "2025-11-25", "clientInfo": {"name": "raw", "version": "0"}},
+        {"protocolVersion": "2025-11-25", "capabilities": {}},
+        {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": "raw"},
+        {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw"}},
+        {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": 1, "version": "0"}},
+    ],
+)
+def test_initialize_with_params_of_the_wrong_shape_is_refused_and_the_connection_stays_unopened(root, params):
+    answers = by_id(exchange(root, request(0, "initialize", params), request(1, "tools/list"), initialize(id_=2), request(3, "tools/list"))[0])
+    assert answers[0]["error"]["code"] == -32602 and "initialize" in answers[0]["error"]["message"]
+    assert answers[1]["error"]["code"] == -32600  # not initialized by the refused request
+    assert answers[3]["result"]["tools"]
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "named"),
+    [
+        ("tools/list", {"_meta": "x"}, "_meta"),
+        ("tools/list", {"_meta": []}, "_meta"),
+        ("tools/list", {"cursor": 5}, "cursor"),
+        ("tools/call", {"name": "read_file", "arguments": {"path": "a.txt"}, "_meta": {"progressToken": 1.5}}, "progressToken"),
+        ("tools/call", {"name": "read_file", "arguments": {"path": "a.txt"}, "_meta": {"progressToken": True}}, "progressToken"),
+        ("tools/call", {"name": "read_file", "arguments": {"path": "a.txt"}, "_meta": {"progressToken": {}}}, "progressToken"),
+        ("tools/call", {"name": "read_file", "arguments": {"path": "a.txt"}, "_meta": 3}, "_meta"),
+        ("ping", {"_meta": "x"}, "_meta"),
+    ],
+)
+def test_typed_fields_of_the_wrong_type_are_refused_with_invalid_params(root, method, params, named):
+    answers = by_id(exchange(root, initialize(), request(1, method, params), request(2, "tools/call", {"name": "read_file", "arguments": {"path": "a.txt"}, "_meta": {"progressToken": "t"}}))[0])
+    assert answers[1]["error"]["code"] == -32602 and named in answers[1]["error"]["message"]
+    assert answers[2]["result"]["content"][0]["text"] == "alpha\n"
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("io.modelcontextprotocol/clientCapabilities", "all"), ("io.modelcontextprotocol/clientCapabilities", None), ("io.modelcontextprotocol/clientInfo", "raw")],
+)
+def test_a_2026_envelope_whose_client_fields_are_not_objects_is_refused(root, key, value):
+    answers = by_id(exchange(root, request(1, "tools/list", {"_meta": MODERN}), request(2, "tools/list", {"_meta": {**MODERN, key: value}}))[0])
+    assert "tools" in answers[1]["result"]
+    assert answers[2]["error"]["code"] == -32602 and key in answers[2]["error"]["message"]

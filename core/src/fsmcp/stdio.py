@@ -12,12 +12,13 @@ it asks for the client's roots with an ``input_required`` result instead of ``ro
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
-from . import __version__
+from . import __version__, shapes
 from .client_roots import ClientRoots
 from .host import Host
 from .wire import PipeWire, Wire
@@ -31,12 +32,18 @@ MODERN_VERSIONS = ("2026-07-28",)
 VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 """In ``params._meta`` of a 2026-07-28 request, and never in a handshake-era one."""
 CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
+CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
 SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
 ROOTS_INPUT = "roots"
 """The key of the roots request in an ``input_required`` result, and of its answer."""
 
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR = -32700, -32600, -32601, -32602, -32603
 UNSUPPORTED_PROTOCOL_VERSION = -32022
+BATCH_VERSIONS = ("2025-03-26",)
+"""The versions whose connections may send JSON-RPC batches: 2025-06-18 removed them."""
+
+_batch: contextvars.ContextVar[list[dict[str, Any]] | None] = contextvars.ContextVar("batch", default=None)
+"""Where the answers to the requests of a batch gather, to be sent as one array."""
 
 
 class ClientError(Exception):
@@ -63,6 +70,7 @@ class Connection:
         self.roots = ClientRoots(host.roots)
         self.offers_roots = False
         self.initialized = False
+        self.version: str | None = None
         self.running: dict[Any, asyncio.Task[None]] = {}
         self.asked: dict[int, asyncio.Future[Any]] = {}
         self.last_id = 0
@@ -92,7 +100,13 @@ class Connection:
             for task in self.running.values():
                 task.cancel()
 
-    async def receive(self, message: dict[str, Any]) -> None:
+    async def receive(self, message: Any) -> None:
+        if isinstance(message, list):
+            await self.receive_batch(message)
+            return
+        if not isinstance(message, dict):
+            await self.error(None, INVALID_REQUEST, "not a JSON-RPC message")
+            return
         method, id_ = message.get("method"), message.get("id")
         if "id" in message and not _valid_id(id_) or message.get("jsonrpc") != "2.0":
             await self.error(id_ if _valid_id(id_) else None, INVALID_REQUEST, 'not a JSON-RPC 2.0 message: it needs "jsonrpc": "2.0" and an id that is a string or an integer')
@@ -110,11 +124,15 @@ class Connection:
         try:
             if params is not None and not isinstance(params, dict):
                 raise Refusal(INVALID_PARAMS, f"the params of {method} must be an object")
-            params = params or {}
             if self.modern:
-                self.check_envelope(method, params)
+                self.check_envelope(method, params or {})
+            elif method != "initialize" and _enveloped(params):
+                raise Refusal(INVALID_REQUEST, "this connection opened with initialize: requests carrying the 2026-07-28 envelope are not accepted on it")
             elif not self.initialized and method not in ("initialize", "ping"):
                 raise Refusal(INVALID_REQUEST, f"{method} before initialize: the connection starts with initialize")
+            if wrong := shapes.initialize(params) if method == "initialize" else shapes.check(method, params or {}):
+                raise Refusal(INVALID_PARAMS, wrong)
+            params = params or {}
             if method == "tools/call":
                 # A plain asyncio task: anyio's task group spawn cost more than a small call. It
                 # is registered before it starts, so that a cancellation on the next line finds it.
@@ -145,8 +163,9 @@ class Connection:
             raise Refusal(INVALID_PARAMS, f"params._meta[{VERSION_KEY!r}] must be a string")
         if version not in MODERN_VERSIONS:
             raise Refusal(UNSUPPORTED_PROTOCOL_VERSION, f"unsupported protocol version {version}", {"supported": list(MODERN_VERSIONS), "requested": version})
-        capabilities = meta[CAPABILITIES_KEY]
-        self.offers_roots = isinstance(capabilities, dict) and capabilities.get("roots") is not None
+        if wrong := shapes.envelope(meta, CAPABILITIES_KEY, CLIENT_INFO_KEY):
+            raise Refusal(INVALID_PARAMS, wrong)
+        self.offers_roots = meta[CAPABILITIES_KEY].get("roots") is not None
 
     def answer_now(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         if self.modern:
@@ -156,12 +175,12 @@ class Connection:
             if method == "tools/list":
                 return self.complete({"tools": self.tools, "cacheScope": "private", "ttlMs": 0})
         elif method == "initialize":
-            asked = params.get("protocolVersion")
-            capabilities = params.get("capabilities")
-            self.offers_roots = isinstance(capabilities, dict) and capabilities.get("roots") is not None
+            asked = params["protocolVersion"]
+            self.offers_roots = params["capabilities"].get("roots") is not None
             self.initialized = True
+            self.version = asked if asked in HANDSHAKE_VERSIONS else HANDSHAKE_VERSIONS[-1]
             return {
-                "protocolVersion": asked if asked in HANDSHAKE_VERSIONS else HANDSHAKE_VERSIONS[-1],
+                "protocolVersion": self.version,
                 "capabilities": {"tools": {"listChanged": False}},
                 "serverInfo": self.server_info,
                 "instructions": self.host.instructions(),
@@ -204,12 +223,8 @@ class Connection:
                 self.serving.cancel()
 
     async def _call(self, id_: Any, params: dict[str, Any]) -> None:
-        name, arguments = params.get("name"), params.get("arguments")
-        if not isinstance(name, str) or not (arguments is None or isinstance(arguments, dict)):
-            await self.error(id_, INVALID_PARAMS, "tools/call needs params {name: string, arguments?: object}")
-            return
-        meta = params.get("_meta")
-        token = meta.get("progressToken") if isinstance(meta, dict) else None
+        name, arguments = params["name"], params.get("arguments")
+        token = (params.get("_meta") or {}).get("progressToken")
 
         async def send_progress(done: float, total: float | None, message: str | None) -> None:
             if token is not None:
@@ -247,19 +262,67 @@ class Connection:
         finally:
             del self.asked[id_]
 
+    async def receive_batch(self, batch: list[Any]) -> None:
+        """A JSON-RPC batch, on a connection whose version has them: one array answers it."""
+        if self.version not in BATCH_VERSIONS or self.modern:
+            await self.error(None, INVALID_REQUEST, "batches are not supported on this connection: send one message per line")
+            return
+        if not batch:
+            await self.error(None, INVALID_REQUEST, "an empty batch: a batch holds at least one message")
+            return
+        if any(isinstance(message, dict) and message.get("method") == "initialize" for message in batch):
+            await self.error(None, INVALID_REQUEST, "initialize cannot be part of a batch: send it alone")
+            return
+        answers: list[dict[str, Any]] = []
+        before = set(self.running.values())
+        token = _batch.set(answers)  # the calls' tasks copy the context, and answer into the batch too
+        try:
+            for message in batch:
+                await self.receive(message)
+        finally:
+            _batch.reset(token)
+        calls = [task for task in self.running.values() if task not in before]
+        if calls:
+            # Sent once the batch's calls are done, while the connection reads on (a cancellation
+            # of one of them must still reach it).
+            # Kept among the running tasks, under a key no request id can equal.
+            key = object()
+            task = asyncio.get_running_loop().create_task(self.answer_batch(calls, answers))
+            self.running[key] = task
+            task.add_done_callback(lambda _: self.running.pop(key, None))
+        elif answers:
+            await self.wire.send(answers)
+
+    async def answer_batch(self, calls: list[asyncio.Task[None]], answers: list[dict[str, Any]]) -> None:
+        await asyncio.wait(calls)
+        if answers:
+            try:
+                await self.wire.send(answers)
+            except ConnectionError:
+                self.gone = True
+                if self.serving is not None:
+                    self.serving.cancel()
+
     async def reply(self, id_: Any, result: dict[str, Any]) -> None:
-        await self.wire.send({"jsonrpc": "2.0", "id": id_, "result": result})
+        await self.answer({"jsonrpc": "2.0", "id": id_, "result": result})
 
     async def error(self, id_: Any, code: int, message: str, data: Any = None) -> None:
         error = {"code": code, "message": message, **({"data": data} if data is not None else {})}
-        await self.wire.send({"jsonrpc": "2.0", "id": id_, "error": error})
+        await self.answer({"jsonrpc": "2.0", "id": id_, "error": error})
+
+    async def answer(self, message: dict[str, Any]) -> None:
+        batch = _batch.get()
+        if batch is None:
+            await self.wire.send(message)
+        else:
+            batch.append(message)
 
     async def notify(self, method: str, params: dict[str, Any]) -> None:
         await self.wire.send({"jsonrpc": "2.0", "method": method, "params": params})
 
 
-async def messages(wire: Wire) -> AsyncIterator[dict[str, Any]]:
-    """Each message the client sends; lines that are not one are answered with an error here."""
+async def messages(wire: Wire) -> AsyncIterator[dict[str, Any] | list[Any]]:
+    """Each message (or batch) the client sends; lines that are neither are answered with an error here."""
     while (line := await wire.read_line()) is not None:
         if not line.strip():
             continue
@@ -268,9 +331,8 @@ async def messages(wire: Wire) -> AsyncIterator[dict[str, Any]]:
         except ValueError:
             await wire.send({"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": "Parse error: not a JSON line"}})
             continue
-        if not isinstance(message, dict):
-            what = "batches are not supported: send one message per line" if isinstance(message, list) else "not a JSON-RPC message"
-            await wire.send({"jsonrpc": "2.0", "id": None, "error": {"code": INVALID_REQUEST, "message": what}})
+        if not isinstance(message, (dict, list)):
+            await wire.send({"jsonrpc": "2.0", "id": None, "error": {"code": INVALID_REQUEST, "message": "not a JSON-RPC message"}})
             continue
         yield message
 
@@ -279,10 +341,13 @@ def _valid_id(id_: Any) -> bool:
     return isinstance(id_, str) or (isinstance(id_, int) and not isinstance(id_, bool))
 
 
-def opens_modern(message: dict[str, Any]) -> bool:
-    params = message.get("params")
+def _enveloped(params: Any) -> bool:
     meta = params.get("_meta") if isinstance(params, dict) else None
-    return message.get("method") != "initialize" and isinstance(meta, dict) and VERSION_KEY in meta
+    return isinstance(meta, dict) and VERSION_KEY in meta
+
+
+def opens_modern(message: dict[str, Any]) -> bool:
+    return message.get("method") != "initialize" and _enveloped(message.get("params"))
 
 
 async def serve_stdio(host: Host) -> None:
@@ -293,10 +358,12 @@ async def serve_stdio(host: Host) -> None:
 async def serve_wire(host: Host, wire: Wire) -> None:
     """Serve one client over ``wire``, in the era its first request opens."""
     incoming = messages(wire)
-    lead: list[dict[str, Any]] = []
+    lead: list[dict[str, Any] | list[Any]] = []
     modern = False
     async for message in incoming:
         lead.append(message)
+        if isinstance(message, list):
+            break  # a batch opens no era: it is refused before initialize
         if "method" in message and "id" in message:  # the first request decides the era
             modern = opens_modern(message)
             break

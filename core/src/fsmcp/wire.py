@@ -26,12 +26,12 @@ class Wire:
         """Send whole lines."""
         raise NotImplementedError
 
-    async def send(self, message: dict[str, Any]) -> None:
+    async def send(self, message: dict[str, Any] | list[dict[str, Any]]) -> None:
         await self.write(encode(message))
 
 
-def encode(message: dict[str, Any]) -> bytes:
-    """A message as one line of JSON."""
+def encode(message: dict[str, Any] | list[dict[str, Any]]) -> bytes:
+    """A message (or a batch's answers) as one line of JSON."""
     try:
         data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode()
     except UnicodeEncodeError:  # a lone surrogate: escaped, the line is still valid JSON
