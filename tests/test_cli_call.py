@@ -68,7 +68,7 @@ def test_a_tool_error_exits_1_with_code_and_message_on_stderr(root, arguments, c
 
 
 def test_a_refused_change_changes_nothing(root):
-    done = fsmcp_call("write_file", '{"path": "notes.txt", "content": "x"}', root, "--read-only", cwd=root)
+    done = fsmcp_call("write_file", '{"path": "notes.txt", "content": "x"}', f"{root}:ro", cwd=root)
     assert done.returncode == 1
     assert done.stderr.startswith("READ_ONLY: ")
     assert (root / "notes.txt").read_text() == "first line\nsecond line\n"

@@ -173,6 +173,9 @@ async def test_global_read_only_refuses_every_change(world):
     inside_before = snapshot(root)
     async with serve_stdio("--read-only", str(root)) as client:
         rec = Recorder(client)
+        # A tool that can only change is not offered at all: the model is never told it may write.
+        offered = {tool.name for tool in (await client.list_tools()).tools}
+        assert not offered & {"write_file", "append_file", "create_directory", "copy_file", "move_file", "delete_file"}
         for tool, args in [("write_file", {"path": "docs/inside.txt", "content": "x"}),
                            ("write_file", {"path": "docs/new.txt", "content": "x"}),
                            ("append_file", {"path": "docs/inside.txt", "content": "x"}),
@@ -180,7 +183,7 @@ async def test_global_read_only_refuses_every_change(world):
                            ("copy_file", {"source": "docs/inside.txt", "destination": "docs/c.txt"}),
                            ("move_file", {"source": "docs/inside.txt", "destination": "docs/m.txt"}),
                            ("delete_file", {"path": "docs/inside.txt"})]:
-            await rec.refused("READ_ONLY", tool, **args)
+            await rec.refused("INVALID_PARAMS", tool, **args)
         listing = await rec.call("list_allowed_directories")
         assert text_of(listing) == f"{root.resolve()} (read-only)"
         assert not (await rec.call("read_file", path="docs/inside.txt")).is_error

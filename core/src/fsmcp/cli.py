@@ -77,7 +77,14 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args, extra = parser.parse_known_args(argv)
+    if hasattr(args, "roots"):
+        # Roots may follow the options too (fsmcp call TOOL - --format json DIR), as they may follow the tool's arguments.
+        args.roots += [e for e in extra if not e.startswith("-")]
+        extra = [e for e in extra if e.startswith("-")]
+    if extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     # stdout belongs to the protocol: every log line goes to stderr.
     logging.basicConfig(stream=sys.stderr, level=getattr(args, "log_level", "WARNING"), format="fsmcp %(levelname)s %(name)s: %(message)s")
     if args.command == "new-plugin":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -90,6 +91,9 @@ def load_toml(path: Path) -> dict[str, Any]:
         )
     roots = data.get("roots")
     if roots is not None:
+        if not isinstance(roots, list) or not all(isinstance(r, str) for r in roots):
+            example = json.dumps([roots] if isinstance(roots, str) else ["work", "notes:ro"])
+            raise ConfigError(f"config file {path}: roots must be a list of directories, such as roots = {example}")
         # Relative roots in a config file mean relative to the file, not to wherever fsmcp starts.
         data["roots"] = [_relative_to(path.parent, r) for r in roots]
     token_file = data.get("token_file")

@@ -32,7 +32,13 @@ def fsmcp_register_tools(register: Callable[[Tool], None], settings: Settings) -
     Call ``register(Tool(...))`` once per tool. The host stamps each tool with the plugin that
     registered it, builds its ``inputSchema`` from the input model, and refuses to start when
     two plugins register the same name (the error names both). Whether a registered tool is
-    offered is the operator's choice (``--enable`` / ``--disable``), not the plugin's.
+    offered is the operator's choice (``--enable`` / ``--disable``), not the plugin's. Under
+    ``settings.read_only`` the host offers only tools whose annotations are ``READ_ONLY``: a tool
+    still useful then (a batch of reads) registers itself so, saying in its description what
+    it refuses; any other is left out.
+
+    Check this plugin's options here: raising :func:`fsmcp.options_error` stops the start with
+    exit status 2 and the message, so that a wrong option never starts a server without tools.
 
     Keep this cheap: it runs at every start-up. Import heavy dependencies inside the tool
     function, not at module level.

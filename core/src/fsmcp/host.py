@@ -65,7 +65,13 @@ class Host:
             print(f"fsmcp: {warning}", file=sys.stderr)
         pm, plugins = load_plugins(settings, extra=extra_plugins, entry_points=entry_points)
         host = cls(settings, pm, plugins, roots)
-        host._warn_unknown_names()
+        host._check_names()
+        if not host.tools:
+            print(
+                "fsmcp: warning: no tool is offered; install plugins into the environment fsmcp runs in "
+                "(such as pip install fsmcp-read fsmcp-write), and see fsmcp plugins for what is installed and enabled",
+                file=sys.stderr,
+            )
         return host
 
     def _probe(self) -> None:
@@ -76,17 +82,24 @@ class Host:
         if self.pm.hook.fsmcp_format_result(tool=None, outcome=ToolResult(), format=self.settings.format, settings=self.settings) is None:
             raise HostError(f"no installed plugin provides the result format {self.settings.format!r}")
 
-    def _warn_unknown_names(self) -> None:
+    def _check_names(self) -> None:
+        # A misspelt name would silently offer too much (disable) or nothing (enable).
         known = {p.name for p in self.plugins} | set(self.registered)
-        for name in [*self.settings.enable, *self.settings.disable]:
-            if name not in known:
-                print(f"fsmcp: --enable/--disable {name!r} names no installed plugin or tool", file=sys.stderr)
+        for option in ("enable", "disable"):
+            unknown = [n for n in getattr(self.settings, option) if n not in known]
+            if unknown:
+                raise HostError(
+                    f"{option} names {', '.join(map(repr, unknown))}, which is no installed plugin or tool; "
+                    f"plugins: {', '.join(sorted(p.name for p in self.plugins if p.status != 'default')) or '(none)'} "
+                    "(fsmcp plugins lists them with their tools)"
+                )
 
     def instructions(self) -> str:
         """What the server tells a client when it connects."""
         roots = "; ".join(r.describe() for r in self.roots.operator)
+        read_only = " The server is read-only: every change is refused (READ_ONLY)." if self.settings.read_only else ""
         return (
-            f"File tools over these directories: {roots} (a client's MCP roots can narrow them, never widen them). "
+            f"File tools over these directories: {roots} (a client's MCP roots can narrow them, never widen them).{read_only} "
             f"Relative paths resolve against the workspace, at first {self.roots.operator[0].path}. "
             "Failures lead with a code (NOT_FOUND, ACCESS_DENIED, ...) and say what to do next."
         )

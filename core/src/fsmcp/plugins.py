@@ -20,6 +20,7 @@ import pluggy
 from . import hookspecs
 from .config import Settings
 from .defaults import json_format, roots_policy, text_format
+from .errors import ToolError
 from .hooks import PROJECT
 from .tools import Tool
 
@@ -118,10 +119,10 @@ def _load_entry_points(pm: pluggy.PluginManager, settings: Settings) -> list[Plu
     from importlib.metadata import entry_points  # loaded already by pluggy; the backport would cost 8 ms more
 
     found = list(entry_points(group=PROJECT))
-    # An --enable that names plugins only leaves the others unimported. One that names a tool
-    # needs them all: which plugin registers a tool is known only once it is imported.
-    enabled = set(settings.enable)
-    only = enabled if enabled and enabled <= {ep.name for ep in found} else None
+    # An --enable that names plugins only leaves the others unimported. A tool named in enable or
+    # disable needs them all: which plugin registers a tool is known only once it is imported.
+    enabled, names = set(settings.enable), {ep.name for ep in found}
+    only = enabled if enabled and enabled <= names and set(settings.disable) <= names else None
     infos = []
     for ep in found:
         info = PluginInfo(ep.name, ep.dist)
@@ -166,15 +167,25 @@ def collect_tools(pm: pluggy.PluginManager, infos: list[PluginInfo], settings: S
             _info.tools.append(tool.name)
 
         kwargs = {"register": register, "settings": settings}
-        impl.function(**{k: v for k, v in kwargs.items() if k in impl.argnames})
+        try:
+            impl.function(**{k: v for k, v in kwargs.items() if k in impl.argnames})
+        except ToolError as exc:
+            # A plugin refuses its own [plugins.<name>] options (fsmcp.options_error) at start-up.
+            raise PluginError(f"plugin {info.label}: {exc.message}") from None
     return tools
 
 
 def offered(tools: dict[str, Tool], settings: Settings) -> dict[str, Tool]:
-    """The tools the operator enabled: ``enable`` (if given) admits, ``disable`` removes."""
+    """The tools the operator enabled: ``enable`` (if given) admits, ``disable`` removes.
+
+    Under ``read_only`` a tool that can only change files is not offered: one that stays (such
+    as a batch of reads) registers ``READ_ONLY`` annotations when ``settings.read_only``.
+    """
     enable, disable = set(settings.enable), set(settings.disable)
 
     def on(tool: Tool) -> bool:
+        if settings.read_only and not tool.annotations.read_only:
+            return False
         if enable and tool.name not in enable and tool.plugin not in enable:
             return False
         return tool.name not in disable and tool.plugin not in disable

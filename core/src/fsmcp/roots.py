@@ -133,7 +133,8 @@ class RootSet:
                 continue
             if any(r.path == real for r in roots):
                 continue
-            roots.append(Root(real, ro))
+            # Under --read-only every root is one, so that each describes itself truly.
+            roots.append(Root(real, ro or read_only))
         if not roots:
             raise ValueError("no usable root directory: " + "; ".join(warnings))
         return cls(roots, read_only=read_only), warnings

@@ -11,10 +11,13 @@ import zlib
 from pathlib import Path
 
 import pytest
+import fsmcp_archive.hooks
 from fsmcp_archive.options import Limits
 from fsmcp_archive.members import Member, Tally
 
 from fsmcp import ToolError
+from fsmcp.host import HostError
+from fsmcp.testing import host_for
 
 pytestmark = pytest.mark.anyio
 
@@ -158,12 +161,11 @@ async def test_a_truncated_gzip_tar_is_refused(refused, kit):
     await refused(data[: len(data) // 2], "INVALID_PARAMS")
 
 
-async def test_bad_limits_in_the_configuration_are_the_operators_to_fix(server, root, kit):
-    (root / "a.zip").write_bytes(kit.zip([("a", b"a")]))
+async def test_bad_limits_in_the_configuration_stop_the_start(root):
     for limits, why in [({"max_members": 0}, "max_members must be a positive integer"), ({"max_size": 1}, "unknown option(s) max_size")]:
-        async with server(limits=limits) as s:
-            text = await s.fail("list_archive", "INTERNAL_ERROR", archive="a.zip")
-        assert why in text and "[plugins.archive]" in text
+        with pytest.raises(HostError) as info:
+            host_for([root], [("archive", fsmcp_archive.hooks)], plugins={"archive": limits})
+        assert why in str(info.value) and "[plugins.archive]" in str(info.value)
 
 
 def test_real_bytes_past_the_header_total_or_ratio_stop_the_tally():

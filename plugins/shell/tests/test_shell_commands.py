@@ -7,6 +7,7 @@ import json
 import pytest
 
 import fsmcp_shell.hooks
+from fsmcp.host import HostError
 from fsmcp.testing import connect, host_for
 
 pytestmark = pytest.mark.anyio
@@ -183,9 +184,10 @@ def test_a_command_that_may_write_makes_the_tool_destructive(root):
         ({"max_timeout": 0}, "max_timeout: "),
     ],
 )
-def test_an_unusable_configuration_offers_no_tool_and_says_why(root, caplog, shell, problem):
-    assert "run_command" not in tools_of(root, shell)
-    assert problem in caplog.text and "offers no tool until this is fixed" in caplog.text
+def test_an_unusable_configuration_stops_the_start_and_says_why(root, shell, problem):
+    with pytest.raises(HostError) as info:
+        tools_of(root, shell)
+    assert problem in str(info.value) and "[plugins.shell] configuration is wrong" in str(info.value)
 
 
 def test_unconfined_commands_need_the_operators_explicit_consent(root):
@@ -205,8 +207,9 @@ async def test_run_shell_runs_a_command_line(root, call, ok):
 
 
 async def test_run_shell_needs_a_writable_working_directory(root, call, failure):
-    code, message = failure(await call({"command": "true"}, tool="run_shell", shell={"allow_shell": True}, read_only=True))
-    assert code == "READ_ONLY" and "--read-only" in message
+    code, message = failure(await call({"command": "true"}, tool="run_shell", shell={"allow_shell": True}, roots=[f"{root}:ro"]))
+    assert code == "READ_ONLY" and "is a read-only root" in message
+    assert "run_shell" not in tools_of(root, {"allow_shell": True}, read_only=True)
 
 
 async def test_an_unknown_tool_when_the_shell_is_off(root):

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import time
 
+import fsmcp_watch.hooks
 import pytest
+
+from fsmcp.host import HostError
+from fsmcp.testing import host_for
 
 pytestmark = pytest.mark.anyio
 
@@ -223,7 +227,7 @@ async def test_bad_arguments_are_refused(session, root):
         await s.fail("INVALID_PARAMS", root, interval=5)
 
 
-async def test_a_bad_option_names_the_setting(session, root):
-    async with session(engine="inotify") as s:
-        text = await s.fail("INTERNAL_ERROR", root)
-    assert "[plugins.watch]" in text and "engine must be one of auto, notify, poll" in text
+async def test_a_bad_option_stops_the_start_naming_the_setting(root):
+    with pytest.raises(HostError) as info:
+        host_for([root], [("watch", fsmcp_watch.hooks)], plugins={"watch": {"engine": "inotify"}})
+    assert "[plugins.watch]" in str(info.value) and "engine must be one of auto, notify, poll" in str(info.value)

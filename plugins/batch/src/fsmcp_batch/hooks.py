@@ -4,6 +4,6 @@ from . import tools
 
 
 @hookimpl
-def fsmcp_register_tools(register):
-    for tool in tools.TOOLS:
+def fsmcp_register_tools(register, settings):
+    for tool in tools.tools_for(settings):
         register(tool)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from fsmcp import DESTRUCTIVE, Tool, ToolResult
+from fsmcp import DESTRUCTIVE, READ_ONLY, Tool, ToolResult
 
 from .models import MAX_OPERATIONS, BatchInput
 
 if TYPE_CHECKING:
     from fsmcp import ToolContext
+    from fsmcp.config import Settings
 
 DESCRIPTION = f"""Run up to {MAX_OPERATIONS} tool calls in one: operations [{{"tool": "write_file", "arguments": {{...}}}}, ...] \
 in order (or seed-style {{"type": "read|write|copy|move|delete|append", "params": {{...}}}}). \
@@ -35,6 +36,11 @@ async def batch_operations(args: BatchInput, ctx: ToolContext) -> ToolResult:
     return result
 
 
-TOOLS = [
-    Tool("batch_operations", DESCRIPTION, BatchInput, batch_operations, DESTRUCTIVE, title="Run operations as a batch"),
-]
+READ_ONLY_NOTE = " The server is read-only: operations may use only the tools it offers, all of which read."
+
+
+def tools_for(settings: Settings) -> list[Tool]:
+    # Under read_only the batch still runs reads, so it stays, saying so (the host drops tools that only change).
+    if settings.read_only:
+        return [Tool("batch_operations", DESCRIPTION + READ_ONLY_NOTE, BatchInput, batch_operations, READ_ONLY, title="Run operations as a batch")]
+    return [Tool("batch_operations", DESCRIPTION, BatchInput, batch_operations, DESTRUCTIVE, title="Run operations as a batch")]

@@ -6,6 +6,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from fsmcp import options_error
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 DEFAULT_ALLOW = ("grep", "sed", "awk", "find", "cat", "head", "tail", "wc", "sort", "uniq", "cut", "tr", "diff", "file", "stat", "ls", "du", "rg")
@@ -32,10 +33,6 @@ UNCONFINED = {
 }
 _INTERPRETER = re.compile(r"^(python|pypy|perl|ruby|php|lua|node|tclsh|wish)[0-9.]*$")
 _BARE_NAME = re.compile(r"^[A-Za-z0-9_+][A-Za-z0-9._+-]*$")
-
-
-class OptionsError(Exception):
-    """The shell section cannot be used; the message names the setting and what to change."""
 
 
 def unconfined_reason(name: str) -> str | None:
@@ -89,7 +86,7 @@ class ShellOptions(BaseModel):
                 where = ".".join(str(p) for p in err["loc"])
                 message = err["msg"].removeprefix("Value error, ")
                 problems.append(f"{where}: unknown setting" if err["type"] == "extra_forbidden" else f"{where}: {message}" if where else message)
-            raise OptionsError("[plugins.shell] " + "; ".join(problems)) from None
+            raise options_error("shell", "is wrong: " + "; ".join(problems)) from None
 
     def is_read_only(self, command: str) -> bool:
         return command in READ_ONLY_COMMANDS or command in self.read_only_commands

@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import logging
 from typing import TYPE_CHECKING
 
 from fsmcp import DESTRUCTIVE, READ_ONLY, Tool
 
 from .models import RunCommandInput, RunShellInput
-from .options import OptionsError, ShellOptions
+from .options import ShellOptions
 
 if TYPE_CHECKING:
     from fsmcp.config import Settings
-
-log = logging.getLogger("fsmcp.shell")
 
 _OUTPUT = (
     "Output: 'exit_code: N', then 'stdout:' and 'stderr:' sections (a notice when a stream was cut); "
@@ -22,12 +19,7 @@ _OUTPUT = (
 
 
 def tools_for(settings: Settings) -> list[Tool]:
-    try:
-        options = ShellOptions.load(settings.options("shell"))
-    except OptionsError as exc:
-        # Refusing to offer the tools is the safe reading of a configuration that cannot be used.
-        log.error("%s; the shell plugin offers no tool until this is fixed", exc)
-        return []
+    options = ShellOptions.load(settings.options("shell"))  # a wrong section stops the start (exit 2)
     only_reads = settings.read_only or options.all_read_only
     tools = [
         Tool(
