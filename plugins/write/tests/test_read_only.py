@@ -34,8 +34,9 @@ async def test_every_change_is_refused(server, filled, tree_of, how, tool, args)
     before = tree_of(filled)
     opened = server(f"{filled}:ro") if how == "ro-root" else server(filled, read_only=True)
     async with opened as s:
-        text = await s.fail(tool, "READ_ONLY", **args)
-    assert ("read-only root" if how == "ro-root" else "--read-only") in text
+        # Under --read-only a tool that can only change is not offered; under a :ro root it refuses.
+        text = await s.fail(tool, "READ_ONLY" if how == "ro-root" else "INVALID_PARAMS", **args)
+    assert ("read-only root" if how == "ro-root" else f"unknown tool {tool!r}") in text
     assert tree_of(filled) == before
 
 
@@ -56,8 +57,9 @@ async def test_the_real_server_honours_read_only_flag_and_ro_roots(root, tmp_pat
     (root / "a.txt").write_text("original")
     before = tree_of(tmp_path)
     async with serve_stdio(str(root), "--read-only", "--enable", "write") as client:
+        assert not (await client.list_tools()).tools
         result = await client.call_tool("write_file", {"path": "a.txt", "content": "changed"})
-        assert result.is_error and text_of(result).startswith("READ_ONLY: ")
+        assert result.is_error and text_of(result).startswith("INVALID_PARAMS: unknown tool 'write_file'")
     async with serve_stdio(str(root), f"{ro}:ro", "--enable", "write") as client:
         result = await client.call_tool("create_directory", {"path": str(ro / "sub")})
         assert result.is_error and text_of(result).startswith("READ_ONLY: ")
