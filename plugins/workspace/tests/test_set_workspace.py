@@ -50,6 +50,15 @@ async def test_a_workspace_in_a_read_only_root_stays_read_only(server, root):
     assert (root / "project" / "notes.txt").read_text() == "project notes\n"
 
 
+async def test_under_read_only_set_workspace_stays_offered(server, root):
+    # It changes no file, so --read-only (which drops every tool that only changes) keeps it.
+    async with server(read_only=True, require_workspace=True) as s:
+        offered = {t.name: t for t in (await s.client.list_tools()).tools}
+        assert offered["set_workspace"].annotations.read_only_hint
+        await s.ok("set_workspace", path="project")
+        assert await s.ok("read_file", path="notes.txt") == "project notes\n"
+
+
 async def test_absolute_paths_elsewhere_in_the_roots_still_work(server, root):
     async with server() as s:
         await s.ok("set_workspace", path="project")

@@ -1,15 +1,18 @@
 """fsmcp-workspace: set_workspace and the workspace-relative path policy (``--policy workspace``)."""
 
-from fsmcp import hookimpl
+from dataclasses import replace
+
+from fsmcp import READ_ONLY, hookimpl
 
 from . import tools
 from .policy import NAME, resolve
 
 
 @hookimpl
-def fsmcp_register_tools(register):
+def fsmcp_register_tools(register, settings):
     for tool in tools.TOOLS:
-        register(tool)
+        # It changes only where relative paths lead, never a file: under --read-only it stays, as a read.
+        register(replace(tool, annotations=READ_ONLY) if settings.read_only else tool)
 
 
 @hookimpl
