@@ -1,4 +1,4 @@
-"""Every benchmark in one run: perf (start-up, latency, tree, search, edit, RSS), edit, search, watch.
+"""Every benchmark in one run: perf (start-up, latency, tree, search, edit, RSS), edit, search, watch, journal.
 
 Each prints its own table beside its baseline (the reference server, ripgrep, find). Fixtures
 are built once under ``bench/.fixtures``; the reference server is installed from the npm
@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
-SUITES = ["perf", "edit", "search", "watch"]
+SUITES = ["perf", "edit", "search", "watch", "journal"]
 
 
 def main() -> int:

@@ -6,6 +6,7 @@ A plugin imports what it needs from here and nowhere else::
 """
 
 from .budget import fair_shares, number_runs, truncate
+from .change import Change
 from .config import options_error, plugin_options
 from .context import ToolContext
 from .errors import ErrorCode, ToolError
@@ -27,6 +28,7 @@ __all__ = [
     "Access",
     "Annotations",
     "Blob",
+    "Change",
     "Entry",
     "ErrorCode",
     "FileSystem",

@@ -33,6 +33,7 @@ def _parser() -> argparse.ArgumentParser:
     options.add_argument("--policy", metavar="NAME", help="path policy: roots (default) or workspace (relative paths only, plugin fsmcp-workspace)")
     options.add_argument("--require-workspace", action="store_true", default=None, help="refuse every path until the client calls set_workspace")
     options.add_argument("--budget", type=int, metavar="CHARS", help="the most text characters one result carries (default: 80000)")
+    options.add_argument("--journal", metavar="DIR|off", help="the change journal's directory (default: $XDG_STATE_HOME/fsmcp/journal), or off")
     options.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"], help="stderr log level")
     roots = argparse.ArgumentParser(add_help=False)
     roots.add_argument("roots", nargs="*", metavar="DIR[:ro]", help="allowed root directories (default: the current directory); DIR:ro makes one read-only")
@@ -70,6 +71,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         "policy": args.policy,
         "require_workspace": args.require_workspace,
         "budget": args.budget,
+        "journal": args.journal,
     }
     for name in ("transport", "host", "port", "token_file", "allow_hosts", "allow_origins"):
         cli_values[name] = getattr(args, name, None)

@@ -47,6 +47,12 @@ class Settings:
     """``Host`` header values accepted over HTTP besides the loopback names."""
     allow_origins: list[str] = field(default_factory=list)
     """``Origin`` header values accepted over HTTP besides the loopback origins."""
+    journal: str = ""
+    """The change journal's directory (default: ``$XDG_STATE_HOME/fsmcp/journal``), or ``off``."""
+    journal_max_bytes: int = 256 * 1024 * 1024
+    """Bytes of saved files the journal keeps at most, oldest changes dropped first."""
+    journal_max_changes: int = 1000
+    """Changes the journal keeps at most, oldest dropped first."""
     plugins: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def options(self, plugin: str) -> dict[str, Any]:
@@ -99,6 +105,9 @@ def load_toml(path: Path) -> dict[str, Any]:
     token_file = data.get("token_file")
     if isinstance(token_file, str):
         data["token_file"] = _relative_to(path.parent, token_file)
+    journal = data.get("journal")
+    if isinstance(journal, str) and journal not in ("", "off"):
+        data["journal"] = _relative_to(path.parent, journal)
     return data
 
 
@@ -148,6 +157,12 @@ def _check(settings: Settings) -> None:
         raise ConfigError("host must be an address or host name to listen on, such as 127.0.0.1")
     if settings.token_file is not None and not isinstance(settings.token_file, str):
         raise ConfigError("token_file must be the path of a file holding the bearer token")
+    if not isinstance(settings.journal, str):
+        raise ConfigError('journal must be a directory for the change journal, or "off"')
+    for name in ("journal_max_bytes", "journal_max_changes"):
+        value = getattr(settings, name)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ConfigError(f"{name} must be a positive whole number")
     for name in ("roots", "enable", "disable", "allow_hosts", "allow_origins"):
         value = getattr(settings, name)
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):

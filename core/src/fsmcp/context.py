@@ -4,42 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar, Token
+from collections.abc import Awaitable, Callable
+from contextvars import Token
 from typing import TYPE_CHECKING, Any
 
+from . import current
 from .errors import ErrorCode, ToolError
 
 if TYPE_CHECKING:
+    from .change import Change
     from .config import Settings
     from .fs import FileSystem
     from .results import ToolResult
     from .tools import Tool
-
-_current: ContextVar[ToolContext | None] = ContextVar("fsmcp_current_call", default=None)
-
-
-def check_cancelled() -> None:
-    """Raise if the tool call this code runs for was cancelled.
-
-    For the host's own long primitives (copying a tree), which serve a call without being
-    handed its context; a no-op outside a call.
-    """
-    ctx = _current.get()
-    if ctx is not None:
-        ctx.check_cancelled()
-
-
-@contextmanager
-def uncancellable() -> Iterator[None]:
-    """Inside this block :func:`check_cancelled` never raises (for work that must finish)."""
-    token = _current.set(None)
-    try:
-        yield
-    finally:
-        _current.reset(token)
-
 
 ProgressSender = Callable[[float, float | None, str | None], Awaitable[None]]
 ToolRunner = Callable[..., Awaitable["ToolResult | ToolError"]]
@@ -53,6 +30,8 @@ class ToolContext:
     A long tool calls ``progress`` now and then and ``check_cancelled`` between steps.
     ``tools`` are the tools the server offers; ``run_tool`` calls one of them as a client
     would (validated arguments, the same errors), for tools that compose others.
+    ``change`` is what this call changes (shared with the call that runs this one, if any);
+    ``journal`` is the host's change journal (:class:`fsmcp.journal.Journal`), None when off.
     """
 
     def __init__(
@@ -65,8 +44,12 @@ class ToolContext:
         send_progress: ProgressSender | None = None,
         run_tool: ToolRunner | None = None,
         budget: int | None = None,
+        change: Change | None = None,
+        journal: Any = None,
     ):
         self.fs = fs
+        self.change = change
+        self.journal = journal
         self.settings = settings
         self.tool = tool
         self.tools = tools or {}
@@ -91,12 +74,12 @@ class ToolContext:
         return await self._run_tool(name, arguments, budget=budget)
 
     def running(self) -> Token:
-        """Mark this as the current call (for :func:`check_cancelled`); reset with the token."""
-        return _current.set(self)
+        """Mark this as the current call (for :func:`fsmcp.current.check_cancelled`); reset with the token."""
+        return current.enter(self)
 
     @staticmethod
     def done(token: Token) -> None:
-        _current.reset(token)
+        current.leave(token)
 
     @property
     def cancelled(self) -> bool:

@@ -12,7 +12,7 @@ import os
 import shutil
 import stat as stat_mod
 
-from .context import check_cancelled
+from .current import check_cancelled
 
 _CLOEXEC = os.O_CLOEXEC
 NOFOLLOW = os.O_NOFOLLOW

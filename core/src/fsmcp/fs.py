@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, TypeVar
 
-from . import dirfd
+from . import current, dirfd
 from .confine import MAX_HOPS, Confinement, Created, Place, Resolver, loop_error
 from .errors import ErrorCode, ToolError
 from .roots import Access, ResolvedPath, RootSet
@@ -113,6 +113,11 @@ class FileSystem:
         self.roots = roots
         self.max_file_bytes = max_file_bytes
         self._conf = Confinement(roots.operator, resolver, naive=naive)
+
+    @property
+    def confinement(self) -> Confinement:
+        """The roots' descriptors, for the host's own modules that restore what they saved."""
+        return self._conf
 
     # -- resolution ---------------------------------------------------------------------------
 
@@ -307,6 +312,7 @@ class FileSystem:
         never a mix; a failure leaves the old file byte for byte as it was.
         """
         p = self.resolve(path, Access.WRITE)
+        _changing(p)
         if isinstance(data, (bytes, bytearray, memoryview)):
             self._check_size(len(data))
             data = [bytes(data)]
@@ -384,6 +390,7 @@ class FileSystem:
     def append(self, path: PathArg, data: bytes, *, create: bool = False) -> int:
         """Append bytes; on failure the file is cut back to its old length. Returns the new size."""
         p = self.resolve(path, Access.WRITE)
+        _changing(p)
 
         def append(dfd: int, name: str) -> int:
             fd, made = _open_for_append(p, dfd, name, create)
@@ -412,6 +419,7 @@ class FileSystem:
     def mkdir(self, path: PathArg, *, parents: bool = True) -> bool:
         """Create a directory (and its parents); True when it did not exist before."""
         p = self.resolve(path, Access.WRITE)
+        _changing(p)
 
         def make(dfd: int, name: str) -> None:
             try:
@@ -434,6 +442,7 @@ class FileSystem:
     def chmod(self, path: PathArg, mode: int) -> None:
         """Set the permission bits of a file or directory (a link's target, inside the roots)."""
         p = self.resolve(path, Access.WRITE)
+        _changing(p)
 
         def chmod(dfd: int, name: str) -> None:
             if not dirfd.chmod_at(dfd, name, stat_mod.S_IMODE(mode)):
@@ -453,6 +462,7 @@ class FileSystem:
             raise ToolError(ErrorCode.INVALID_PARAMS, "a link target must be a non-empty path without NUL bytes or lone surrogates")
         if self._inside(p.path.parent, target) is None:
             raise ToolError(ErrorCode.ACCESS_DENIED, f"the link {p} would point to {target!r}, outside the allowed directories")
+        _changing(p)
         with _mapped(p), self._parents_undone_on_failure(True) as created:
             self._final(p, lambda dfd, name: os.symlink(target, name, dir_fd=dfd), created)
 
@@ -478,6 +488,7 @@ class FileSystem:
         """Delete a file, link or directory (a link itself, never its target). Returns the kind."""
         p = self.resolve(path, Access.WRITE, follow_links=False)
         self._refuse_roots(p, "deleted")
+        _changing(p)
         with _mapped(p), self._conf.at(p) as place:
             kind = kind_of(dirfd.lstat(place.fd, place.name).st_mode)
             if kind != "directory":
@@ -495,6 +506,8 @@ class FileSystem:
         dst = self.resolve(destination, Access.WRITE, follow_links=False)
         self._refuse_roots(src, "moved")
         self._refuse_into_itself(src, dst, "move")
+        if src.path != dst.path:
+            _changing(src, dst)
         with ExitStack() as stack:
             with _mapped(src):
                 s = stack.enter_context(self._conf.at(src))
@@ -521,6 +534,8 @@ class FileSystem:
         src = self.resolve(source, Access.READ, follow_links=False)
         dst = self.resolve(destination, Access.WRITE, follow_links=False)
         self._refuse_into_itself(src, dst, "copy")
+        if src.path != dst.path:
+            _changing(dst)
         with ExitStack() as stack:
             with _mapped(src):
                 s = stack.enter_context(self._conf.at(src))
@@ -603,6 +618,13 @@ def temp_name(name: str) -> str:
     tail = f".{os.urandom(6).hex()}{_TEMP_MARK}"
     raw = os.fsencode(name)[: _NAME_MAX - 1 - len(tail)]
     return f".{os.fsdecode(raw)}{tail}"
+
+
+def _changing(*paths: ResolvedPath) -> None:
+    # Before anything changes: the call's change hooks (the journal) see the old state.
+    change = current.change()
+    if change is not None:
+        change.before(paths)
 
 
 def _encodable(name: str) -> bool:

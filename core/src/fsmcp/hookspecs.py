@@ -1,6 +1,6 @@
 """The hook specifications: the host's whole extension surface.
 
-Three concerns, one banner each: tool registration, path policy, result formatting. A plugin
+Four concerns, one banner each: tool registration, path policy, changes, result formatting. A plugin
 implements any subset with ``@fsmcp.hookimpl``; an implementation may accept any subset of a
 spec's arguments, and specs only ever gain arguments, so a plugin written today keeps working.
 """
@@ -13,8 +13,10 @@ from typing import TYPE_CHECKING, Any
 from .hooks import hookspec
 
 if TYPE_CHECKING:
+    from .change import Change
     from .config import Settings
     from .errors import ToolError
+    from .fs import FileSystem
     from .results import ToolResult
     from .roots import Access, ResolvedPath, RootSet
     from .tools import Tool
@@ -98,6 +100,57 @@ def fsmcp_check_path(path: ResolvedPath, access: Access, settings: Settings) -> 
         then fails with ``ACCESS_DENIED`` and that reason.
 
     All implementations are called; any reason refuses.
+    """
+
+
+# ---------------------------------------------------------------------------------------------
+# Changes
+# ---------------------------------------------------------------------------------------------
+
+
+@hookspec
+def fsmcp_before_change(change: Change, paths: list[ResolvedPath], fs: FileSystem, settings: Settings) -> None:
+    """Observe paths a tool call is about to change, before anything of them changes.
+
+    Every primitive that changes files (``ctx.fs.write_atomic``, ``append``, ``mkdir``,
+    ``chmod``, ``symlink``, ``remove``, ``rename``, ``copy``: every tool's writes, ours or a third
+    party's) announces its paths first; each path reaches this hook once per call, with the
+    file or tree still as it was. A call is one change however many paths it touches; a tool
+    that runs others (``batch_operations``) makes one change with them. The host's journal
+    (``fsmcp.journal``) saves here what the change will replace.
+
+    Runs in the tool's thread, synchronously: what it does adds to the call's time. Read the
+    paths through ``fs`` or ``fs.confinement`` (never by name: a path may have been swapped for a
+    link since) and change nothing. Keep per-call state in ``change.state[<your plugin name>]``.
+
+    :param change: The call's :class:`fsmcp.Change` (``tool``, ``time``, ``paths`` so far).
+    :param paths: The newly announced paths, resolved (a link to be replaced is itself the path).
+    :param fs: The host's file system.
+    :param settings: The server's settings.
+
+    All implementations are called. Raising :class:`fsmcp.ToolError` refuses the change: the
+    primitive fails with that error before it touches anything.
+    """
+
+
+@hookspec
+def fsmcp_after_change(change: Change, failed: bool, fs: FileSystem, settings: Settings) -> str | None:
+    """A tool call that announced paths has ended (a git commit per change goes here).
+
+    Called once per call that announced at least one path, in the tool's thread, after the
+    tool returned or raised and before the client gets the result; also for a call the client
+    cancelled, once its tool stops.
+
+    :param change: The call's :class:`fsmcp.Change`, every path it announced in ``paths``.
+    :param failed: True when the tool failed (a failed change is meant to leave everything as
+        it was, but a third-party tool may not have).
+    :param fs: The host's file system.
+    :param settings: The server's settings.
+    :return: None, or a sentence for the model that the host adds to a successful call's
+        result (the journal's: this change cannot be undone, and why).
+
+    All implementations are called; every sentence returned is added. An exception is
+    logged and does not change the call's outcome.
     """
 
 

@@ -11,12 +11,15 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from pydantic import BaseModel, ValidationError
 
+from . import current
+from .change import Change
 from .config import Settings
 from .context import ProgressSender, ToolContext
 from .errors import ErrorCode, ToolError
 from .fs import FileSystem, os_error
 from .plugins import PluginError, PluginInfo, collect_tools, load_plugins, offered
-from .results import ToolResult
+from .journal import NAME as JOURNAL
+from .results import Text, ToolResult
 from .roots import Access, ResolvedPath, RootSet
 from .tools import Tool
 from .workers import WORKERS
@@ -45,6 +48,7 @@ class Host:
         except PluginError as exc:
             raise HostError(str(exc)) from None
         self.tools = offered(self.registered, settings)
+        self.journal = pm.get_plugin(JOURNAL)
         self.in_flight: set[ToolContext] = set()
         """Calls whose tool is still running, including abandoned workers of cancelled calls."""
         self._probe()
@@ -156,8 +160,13 @@ class Host:
             args = tool.input_model.model_validate(arguments if arguments is not None else {})
         except ValidationError as exc:
             return ToolError(ErrorCode.INVALID_PARAMS, describe_invalid(tool, exc))
+        # A tool another one runs (a batch's step) adds to its caller's change.
+        caller = current.call()
+        change = caller.change if caller is not None and caller.change is not None else None
+        own = change is None
         ctx = ToolContext(
-            fs=self.fs, settings=self.settings, tool=tool, tools=self.tools, send_progress=send_progress, run_tool=self.run_named, budget=budget
+            fs=self.fs, settings=self.settings, tool=tool, tools=self.tools, send_progress=send_progress, run_tool=self.run_named,
+            budget=budget, change=change or Change(tool.name, self._announce), journal=self.journal,
         )
         try:
             function = tool.resolve()
@@ -166,11 +175,18 @@ class Host:
                 token = ctx.running()
                 try:
                     out = await function(args, ctx)
+                except BaseException:
+                    if own and ctx.change.paths:
+                        with anyio.CancelScope(shield=True):
+                            await WORKERS.run(self._finish, ctx.change, True)
+                    raise
                 finally:
                     ctx.done(token)
                     self.in_flight.discard(ctx)
+                if own and ctx.change.paths:
+                    out = _noted(out, await WORKERS.run(self._finish, ctx.change, False))
             else:
-                out = await WORKERS.run(self._work, function, args, ctx)
+                out = await WORKERS.run(self._work, function, args, ctx, own)
         except anyio.get_cancelled_exc_class():
             ctx.cancel()  # the abandoned worker thread sees it at its next check
             raise
@@ -188,15 +204,46 @@ class Host:
             )
         return ToolResult.text(out) if isinstance(out, str) else out
 
-    def _work(self, function: Callable[..., Any], args: Any, ctx: ToolContext) -> Any:
-        # Runs in a worker thread; an abandoned (cancelled) call stays in flight until it returns.
+    def _work(self, function: Callable[..., Any], args: Any, ctx: ToolContext, own: bool) -> Any:
+        # Runs in a worker thread; an abandoned (cancelled) call stays in flight until it returns,
+        # and its change is finished then.
         self.in_flight.add(ctx)
         token = ctx.running()
         try:
-            return function(args, ctx)
+            try:
+                out = function(args, ctx)
+            except BaseException:
+                if own and ctx.change.paths:
+                    self._finish(ctx.change, True)
+                raise
+            if own and ctx.change.paths:
+                out = _noted(out, self._finish(ctx.change, False))
+            return out
         finally:
             ctx.done(token)
             self.in_flight.discard(ctx)
+
+    # -- changes ------------------------------------------------------------------------------
+
+    def _announce(self, change: Change, paths: list[ResolvedPath]) -> None:
+        self.pm.hook.fsmcp_before_change(change=change, paths=paths, fs=self.fs, settings=self.settings)
+
+    def _finish(self, change: Change, failed: bool) -> list[str]:
+        try:
+            notes = self.pm.hook.fsmcp_after_change(change=change, failed=failed, fs=self.fs, settings=self.settings)
+        except Exception:
+            log.exception("a change hook failed after %s", change.tool)
+            return []
+        return [note for note in notes if note]
+
+
+def _noted(out: Any, notes: list[str]) -> Any:
+    if not notes:
+        return out
+    result = ToolResult.text(out) if isinstance(out, str) else out
+    if isinstance(result, ToolResult):
+        result.parts.append(Text(" ".join(notes)))
+    return result
 
 
 def describe_invalid(tool: Tool, exc: ValidationError) -> str:

@@ -22,6 +22,8 @@ from .config import Settings
 from .defaults import json_format, roots_policy, text_format
 from .errors import ToolError
 from .hooks import PROJECT
+from .journal import NAME as JOURNAL
+from .journal import Journal
 from .tools import Tool
 
 DEFAULT_PLUGINS = (("fsmcp.roots", roots_policy), ("fsmcp.text", text_format), ("fsmcp.json", json_format))
@@ -76,6 +78,10 @@ def load_plugins(
     for name, module in DEFAULT_PLUGINS:
         pm.register(module, name=name)
         infos.append(PluginInfo(name, status="default"))
+    journal = Journal.for_settings(settings)
+    if journal is not None and not pm.is_blocked(JOURNAL):
+        pm.register(journal, name=JOURNAL)
+        infos.append(PluginInfo(JOURNAL, status="default"))
     if entry_points:
         infos.extend(_load_entry_points(pm, settings))
     for name, plugin in extra:

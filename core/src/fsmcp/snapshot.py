@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from . import dirfd
-from .context import uncancellable
+from .current import uncancellable
 from .confine import Confinement, Created
 from .errors import ToolError
 from .roots import ResolvedPath

@@ -1,0 +1,44 @@
+"""One tool call's change to the files, however many paths it touches."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from .roots import ResolvedPath
+
+
+class Change:
+    """What one tool call changes: the host makes one per call and announces every path to it.
+
+    ``tool`` is the name of the tool called (a tool another one runs, as in a batch, adds to
+    its caller's change). ``paths`` are the paths announced so far, each once, in order.
+    ``state`` is for the implementations of the change hooks, each under its plugin's name.
+    ``notes`` are sentences the host adds to the tool's result.
+    """
+
+    def __init__(self, tool: str, announce: Callable[[Change, list[ResolvedPath]], None]):
+        self.tool = tool
+        self.time = time.time()
+        self.paths: list[ResolvedPath] = []
+        self.state: dict[str, Any] = {}
+        self.notes: list[str] = []
+        self._seen: set[Path] = set()
+        self._announce = announce
+        # Parallel inner calls of one batch share the change: its hooks see one path at a time.
+        self._lock = threading.RLock()
+
+    def before(self, paths: Iterable[ResolvedPath]) -> None:
+        """Announce paths about to change; each reaches ``fsmcp_before_change`` once per call."""
+        with self._lock:
+            new = []
+            for p in paths:
+                if p.path not in self._seen:
+                    self._seen.add(p.path)
+                    new.append(p)
+            if new:
+                self.paths.extend(new)
+                self._announce(self, new)

@@ -1,0 +1,197 @@
+"""Fingerprints of paths inside the roots, and putting saved copies back all at once.
+
+Everything inside the roots is reached through :class:`~fsmcp.confine.Confinement` (a link on
+the way that leads out of the roots is ``ACCESS_DENIED``); the saved copies are read through a
+descriptor of the store they live in.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat as stat_mod
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from . import dirfd
+from .confine import Confinement, Created, Place
+from .current import uncancellable
+from .fs import temp_name
+from .roots import ResolvedPath
+
+ABSENT = "absent"
+
+
+def digest(conf: Confinement, p: ResolvedPath) -> str:
+    """What is at ``p`` now, as a hash of kinds, modes, link targets and bytes (``absent``)."""
+    try:
+        with conf.at(p) as place:
+            return digest_at(place.fd, place.name)
+    except (FileNotFoundError, NotADirectoryError):
+        return ABSENT
+
+
+def digest_at(dir_fd: int, name: str) -> str:
+    try:
+        st = dirfd.lstat(dir_fd, name)
+    except (FileNotFoundError, NotADirectoryError):
+        return ABSENT
+    h = hashlib.sha256()
+    _feed(h, dir_fd, name, st)
+    return h.hexdigest()
+
+
+def _feed(h: hashlib._Hash, dir_fd: int, name: str, st: os.stat_result) -> None:
+    mode = stat_mod.S_IMODE(st.st_mode)
+    if stat_mod.S_ISLNK(st.st_mode):
+        h.update(b"l" + os.fsencode(os.readlink(name, dir_fd=dir_fd)) + b"\0")
+    elif stat_mod.S_ISREG(st.st_mode):
+        h.update(b"f%o\0" % mode)
+        fd = os.open(name, dirfd.READ, dir_fd=dir_fd)
+        try:
+            os.set_blocking(fd, True)
+            while chunk := os.read(fd, 1 << 20):
+                h.update(chunk)
+        finally:
+            os.close(fd)
+        h.update(b"\0")
+    elif stat_mod.S_ISDIR(st.st_mode):
+        h.update(b"d%o\0" % mode)
+        fd = os.open(name, dirfd.LIST, dir_fd=dir_fd)
+        try:
+            with os.scandir(fd) as it:
+                names = sorted(e.name for e in it)
+            for child in names:
+                h.update(os.fsencode(child) + b"\0")
+                _feed(h, fd, child, dirfd.lstat(fd, child))
+            h.update(b"\0")
+        finally:
+            os.close(fd)
+    else:
+        h.update(b"o%o\0" % mode)
+
+
+def tree_bytes(dir_fd: int, name: str) -> int:
+    """The bytes of the files at ``name`` (a file, or every file of a tree), links never followed."""
+    st = dirfd.lstat(dir_fd, name)
+    if stat_mod.S_ISREG(st.st_mode):
+        return st.st_size
+    if not stat_mod.S_ISDIR(st.st_mode):
+        return 0
+    fd = os.open(name, dirfd.LIST, dir_fd=dir_fd)
+    try:
+        with os.scandir(fd) as it:
+            names = [e.name for e in it]
+        return sum(tree_bytes(fd, child) for child in names)
+    finally:
+        os.close(fd)
+
+
+def put_back(conf: Confinement, store: int, items: list[tuple[ResolvedPath, str | None]]) -> None:
+    """Make each path its saved copy (a name in ``store``), or absent for None; all or none.
+
+    Every copy is staged beside its path first; only then are the paths swapped, each by
+    renames. A failure on the way puts back what was swapped and removes what was staged.
+    """
+    with uncancellable(), _staged(conf, store, items) as staged:
+        swapped: list[tuple[ResolvedPath, str | None, bool]] = []
+        try:
+            for p, tmp in staged:
+                with _reached(conf, p) as place:
+                    if place is None:
+                        continue  # an absence whose directory is gone too: nothing to remove
+                    backup = None
+                    if dirfd.lexists(place.fd, place.name):
+                        backup = temp_name(place.name)
+                        os.rename(place.name, backup, src_dir_fd=place.fd, dst_dir_fd=place.fd)
+                    swapped.append((p, backup, False))
+                    if tmp is not None:
+                        os.rename(tmp, place.name, src_dir_fd=place.fd, dst_dir_fd=place.fd)
+                        swapped[-1] = (p, backup, True)
+                    dirfd.fsync_dir(place.fd)
+        except BaseException:
+            for p, backup, placed in reversed(swapped):
+                with _reached(conf, p) as place:
+                    if place is None:
+                        continue
+                    if placed:
+                        dirfd.remove_quietly(place.fd, place.name)
+                    if backup is not None:
+                        os.rename(backup, place.name, src_dir_fd=place.fd, dst_dir_fd=place.fd)
+            raise
+        for p, backup, _ in swapped:
+            if backup is not None:
+                with _reached(conf, p) as place:
+                    if place is not None:
+                        remove_tree(place.fd, backup)
+
+
+@contextmanager
+def _staged(conf: Confinement, store: int, items: list[tuple[ResolvedPath, str | None]]) -> Iterator[list[tuple[ResolvedPath, str | None]]]:
+    staged: list[tuple[ResolvedPath, str | None]] = []
+    created: Created = []
+    ok = False
+    try:
+        for p, copy in items:
+            if copy is None:
+                staged.append((p, None))
+                continue
+            with conf.at(p, created) as place:
+                tmp = temp_name(place.name)
+                staged.append((p, tmp))
+                dirfd.copy_node(store, copy, place.fd, tmp)
+        yield staged
+        ok = True
+    finally:
+        if not ok:
+            for p, tmp in staged:
+                if tmp is not None:
+                    with _reached(conf, p) as place:
+                        if place is not None:
+                            dirfd.remove_quietly(place.fd, tmp)
+            for fd, name in reversed(created):
+                try:
+                    os.rmdir(name, dir_fd=fd)
+                except OSError:
+                    break
+        for fd, _ in created:
+            os.close(fd)
+
+
+@contextmanager
+def _reached(conf: Confinement, p: ResolvedPath) -> Iterator[Place | None]:
+    try:
+        place = conf.reach(p)
+    except (FileNotFoundError, NotADirectoryError):
+        yield None
+        return
+    try:
+        yield place
+    finally:
+        conf.release(place.fd)
+
+
+def remove_tree(dir_fd: int, name: str) -> None:
+    """Remove a file or tree, read-only directories in it too (saved copies keep their modes)."""
+    try:
+        dirfd.remove_node(dir_fd, name)
+    except PermissionError:
+        _open_up(dir_fd, name)
+        dirfd.remove_quietly(dir_fd, name)
+
+
+def _open_up(dir_fd: int, name: str) -> None:
+    try:
+        if not stat_mod.S_ISDIR(dirfd.lstat(dir_fd, name).st_mode):
+            return
+        dirfd.chmod_at(dir_fd, name, 0o700)
+        fd = os.open(name, dirfd.LIST, dir_fd=dir_fd)
+    except OSError:
+        return
+    try:
+        with os.scandir(fd) as it:
+            names = [e.name for e in it]
+        for child in names:
+            _open_up(fd, child)
+    finally:
+        os.close(fd)

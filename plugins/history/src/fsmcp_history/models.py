@@ -1,0 +1,36 @@
+"""The argument models of the history tools (snake_case here, camelCase on the wire), and their outputs."""
+
+from __future__ import annotations
+
+from fsmcp import ToolInput
+from pydantic import BaseModel, Field
+
+
+class ListChangesInput(ToolInput):
+    path: str | None = Field(None, description="Only changes to this file, or to anything inside this directory.")
+    limit: int = Field(20, ge=1, le=1000, description="The most changes listed, newest first.")
+
+
+class UndoChangeInput(ToolInput):
+    id: int | None = Field(None, ge=1, description="The change to undo (list_changes); default: the latest not undone.")
+    force: bool = Field(False, description="Restore even paths changed since that change, discarding those later changes.")
+
+
+class ChangeEntry(BaseModel):
+    id: int
+    time: str
+    tool: str
+    paths: list[str]
+    undone: bool
+    undoable: bool
+    undoes: int | None = None
+
+
+class ListChangesOutput(BaseModel):
+    changes: list[ChangeEntry]
+
+
+class UndoChangeOutput(BaseModel):
+    id: int
+    tool: str
+    paths: list[str]

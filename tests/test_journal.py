@@ -1,0 +1,89 @@
+"""The change journal and the change hooks: one call is one change, kept across restarts, bounded."""
+
+from __future__ import annotations
+
+import os
+import types
+from pathlib import Path
+
+import pytest
+from fsmcp import hookimpl
+from fsmcp.testing import ToolCalls, connect, host_for, serve_stdio, tree_of
+
+
+def observer() -> tuple[types.ModuleType, list]:
+    seen: list = []
+    plugin = types.ModuleType("observer")
+
+    @hookimpl
+    def fsmcp_before_change(change, paths):
+        seen.append(("before", change.tool, sorted(p.path.name for p in paths)))
+
+    @hookimpl
+    def fsmcp_after_change(change, failed):
+        seen.append(("after", change.tool, failed, len(change.paths)))
+        return "observed."
+
+    plugin.fsmcp_before_change = fsmcp_before_change
+    plugin.fsmcp_after_change = fsmcp_after_change
+    return plugin, seen
+
+
+@pytest.mark.anyio
+async def test_a_batch_is_one_change_and_a_third_party_observer_sees_it(root: Path):
+    plugin, seen = observer()
+    host = host_for([root], [("observer", plugin)], entry_points=True)
+    async with connect(host) as client:
+        s = ToolCalls(client)
+        text = await s.ok(
+            "batch_operations",
+            operations=[
+                {"tool": "write_file", "arguments": {"path": "b.txt", "content": "b"}},
+                {"tool": "write_file", "arguments": {"path": "b.txt", "content": "bb"}},
+                {"tool": "move_file", "arguments": {"source": "a.txt", "destination": "c.txt"}},
+            ],
+        )
+        assert text.endswith("observed.")
+        await s.ok("read_file", path="c.txt")
+    assert seen == [
+        ("before", "batch_operations", ["b.txt"]),
+        ("before", "batch_operations", ["a.txt", "c.txt"]),
+        ("after", "batch_operations", False, 3),
+    ]
+    changes = list(host.journal.changes())
+    assert [c["tool"] for c in changes] == ["batch_operations"]
+
+
+@pytest.mark.anyio
+async def test_the_caps_hold_oldest_dropped_first(root: Path, tmp_path: Path):
+    host = host_for([root], entry_points=True, journal=str(tmp_path / "j"), journal_max_changes=40, journal_max_bytes=3000)
+    for i in range(300):
+        outcome = await host.run_named("write_file", {"path": f"f{i % 7}.txt", "content": "x" * (i % 97)})
+        assert not hasattr(outcome, "code"), outcome
+    changes = list(host.journal.changes())
+    assert len(changes) <= 40
+    kept = sum(int(name.partition("-")[2]) for name in os.listdir(tmp_path / "j" / "changes"))
+    assert kept <= 3000
+    assert changes[0]["id"] == 300 and [c["id"] for c in changes] == sorted((c["id"] for c in changes), reverse=True)
+
+
+@pytest.mark.anyio
+async def test_the_journal_survives_a_restart_in_the_state_directory(tmp_path: Path):
+    root = tmp_path / "root"
+    (root / "tree").mkdir(parents=True)
+    (root / "tree" / "f.txt").write_text("kept\n")
+    before = tree_of(root)
+    async with serve_stdio(str(root)) as client:
+        s = ToolCalls(client)
+        await s.ok("delete_file", path="tree", recursive=True)
+    assert (Path(os.environ["XDG_STATE_HOME"]) / "fsmcp" / "journal" / "changes").is_dir()
+    async with serve_stdio(str(root)) as client:
+        s = ToolCalls(client)
+        assert "delete_file" in await s.ok("list_changes")
+        await s.ok("undo_change")
+    assert tree_of(root) == before
+
+
+def test_the_tests_never_write_the_real_state_directory():
+    state = os.environ.get("XDG_STATE_HOME", "")
+    assert state and not Path(state).is_relative_to(Path.home() / ".local")
