@@ -2,9 +2,12 @@
 
 Builds seeded fixtures once under ``bench/.fixtures/perf`` (a 20,000-file tree, a 5 MB text
 file, 50 small files) and prints, for both servers, medians of several runs and the ratio:
-cold start to the first ``tools/list`` answer (also for a client that tries the 2026-07-28
-era first, which the reference server answers by falling back to ``initialize``); mean
+the characters per tool of ``tools/list``; cold start to the first ``tools/list`` answer, once
+from a fresh install of this tree with ``PYTHONDONTWRITEBYTECODE=1`` (every start a first
+start), then with the bytecode compiled (also for a client that tries the 2026-07-28 era
+first, which the reference server answers by falling back to ``initialize``); mean
 latency of 500 sequential small ``read_file`` calls and of 500 ``get_file_info`` calls;
+calls per second of ``get_file_info`` and ``read_file`` with 64 calls in flight on one session;
 ``read_multiple_files`` of 50 files;
 ``directory_tree`` of the 20,000-file tree (and the characters each returns);
 ``search_files``; ``edit_file`` on the 5 MB file; peak RSS of each server process; and the
@@ -17,9 +20,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -123,6 +129,9 @@ async def measure(name: str, params, runs: int) -> dict[str, object]:
                 await client.call_tool("get_file_info", {"path": small[i % 50]})
             add("get_file_info x500 (mean per call)", (time.perf_counter() - t) / 500)
 
+            for tool in ("get_file_info", "read_file"):
+                add(f"{tool}, {IN_FLIGHT} in flight, calls/s", await in_flight(client, tool, small))
+
             t = time.perf_counter()
             await client.call_tool("read_multiple_files", {"paths": small})
             add("read_multiple_files, 50 files", time.perf_counter() - t)
@@ -145,6 +154,68 @@ async def measure(name: str, params, runs: int) -> dict[str, object]:
                 raise SystemExit(f"{name}: edit_file failed: {edited.content[0].text[:300]}")
             rss = max(rss, server_rss_peak_kib(before))
     return {"times": {k: median(v) for k, v in figures.items()}, "chars": chars, "rss": rss}
+
+
+IN_FLIGHT = 64
+CALLS_IN_FLIGHT = 1280
+
+
+async def in_flight(client, tool: str, paths: list[str]) -> float:
+    """Calls per second of ``tool`` with ``IN_FLIGHT`` calls always outstanding on one session."""
+    calls = iter(range(CALLS_IN_FLIGHT))
+
+    async def caller() -> None:
+        for i in calls:
+            result = await client.call_tool(tool, {"path": paths[i % len(paths)]})
+            if result.is_error:
+                raise SystemExit(f"{tool} failed: {result.content[0].text[:300]}")
+
+    start = time.perf_counter()
+    async with anyio.create_task_group() as group:
+        for _ in range(IN_FLIGHT):
+            group.start_soon(caller)
+    return CALLS_IN_FLIGHT / (time.perf_counter() - start)
+
+
+def tool_chars(params) -> tuple[int, int]:
+    """The number of tools and their definitions' characters, as ``tools/list`` sends them."""
+    proc = subprocess.Popen([params.command, *params.args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=params.env)
+    hello = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}
+    for message in ({"id": 0, "method": "initialize", "params": hello}, {"method": "notifications/initialized"}, {"id": 1, "method": "tools/list"}):
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", **message}).encode() + b"\n")
+    proc.stdin.close()
+    proc.stdout.readline()
+    tools = json.loads(proc.stdout.readline())["result"]["tools"]
+    proc.wait()
+    # Each definition as json.dumps writes it: what a client forwards to the model, give or take spaces.
+    return len(tools), sum(len(json.dumps(tool)) for tool in tools)
+
+
+def fresh_install(into: Path) -> str:
+    """A copy of this working tree installed as the README installs it (``uv sync``); its Python.
+
+    Nothing in the copy has been run, so no bytecode exists but what the install compiled.
+    """
+    repo = BENCH.parent
+    files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=repo, capture_output=True, check=True).stdout
+    for name in filter(None, files.decode().split("\0")):
+        source = repo / name
+        if source.is_file() and not name.startswith("bench/"):
+            target = into / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("VIRTUAL_ENV", "UV_PROJECT_ENVIRONMENT"))}
+    subprocess.run([sys.executable, "-m", "uv", "sync", "--quiet"], cwd=into, env=env, check=True)
+    return str(into / ".venv" / "bin" / "python")
+
+
+def no_bytecode_params(python: str, *serve_args: str):
+    params = fsmcp_params(*serve_args)
+    return params.model_copy(update={"command": python, "env": {**params.env, "PYTHONDONTWRITEBYTECODE": "1"}})
+
+
+def per_second(rate: float) -> str:
+    return f"{rate:,.0f}/s"
 
 
 def ms(seconds: float) -> str:
@@ -197,17 +268,29 @@ def round_trips(params, calls: list[tuple[str, dict]], n: int = 2000) -> list[fl
 
 async def main(runs: int, starts: int) -> None:
     build()
-    compile_bytecode()
     ours_params, theirs_params = fsmcp_params(str(FIXTURES)), reference_params(str(FIXTURES))
+    with tempfile.TemporaryDirectory(prefix="fsmcp-install-") as install:
+        print("bench: installing a copy of this tree as the README does (uv sync) ...", file=sys.stderr)
+        fresh = no_bytecode_params(fresh_install(Path(install)), str(FIXTURES))
+        fresh_start, theirs_first = await cold_starts([fresh, theirs_params], starts)
+    compile_bytecode()
     ours_start, theirs_start = await cold_starts([ours_params, theirs_params], starts)
     ours_auto, theirs_auto = await cold_starts([ours_params, theirs_params], starts, mode="auto")
+    (our_tools, our_chars), (their_tools, their_chars) = tool_chars(ours_params), tool_chars(theirs_params)
     ours = await measure("fsmcp", ours_params, runs)
     theirs = await measure("reference", theirs_params, runs)
     rows = [
-        ("cold start to tools/list", ms(ours_start), ms(theirs_start), ratio(ours_start, theirs_start)),
+        (f"tools/list characters per tool ({our_tools} / {their_tools} tools)", f"{our_chars / our_tools:,.0f}", f"{their_chars / their_tools:,.0f}", ratio(our_chars / our_tools, their_chars / their_tools)),
+        ("  all tools' characters", f"{our_chars:,}", f"{their_chars:,}", ratio(our_chars, their_chars)),
+        ("cold start, fresh install, no bytecode written", ms(fresh_start), ms(theirs_first), ratio(fresh_start, theirs_first)),
+        ("cold start to tools/list, bytecode compiled", ms(ours_start), ms(theirs_start), ratio(ours_start, theirs_start)),
         ("  the same, client trying 2026-07-28 first", ms(ours_auto), ms(theirs_auto), ratio(ours_auto, theirs_auto)),
     ]
-    rows += [(k, ms(v), ms(theirs["times"][k]), ratio(v, theirs["times"][k])) for k, v in ours["times"].items()]
+    for k, v in ours["times"].items():
+        if k.endswith("calls/s"):  # a rate: above 1 is faster
+            rows.append((k, per_second(v), per_second(theirs["times"][k]), ratio(v, theirs["times"][k])))
+        else:
+            rows.append((k, ms(v), ms(theirs["times"][k]), ratio(v, theirs["times"][k])))
     small = str(FIXTURES / "small" / "note00.txt")
     calls = [("read_file", {"path": small}), ("get_file_info", {"path": small})]
     for (name, _), mine, reference in zip(calls, round_trips(ours_params, calls), round_trips(theirs_params, calls)):
