@@ -100,3 +100,32 @@ def print_table(title: str, rows: list[tuple[str, str, str, str]]) -> None:
     print(f"\n{title}")
     for row in [header, tuple("-" * w for w in widths), *rows]:
         print("  ".join(cell.ljust(widths[i]) if i == 0 else cell.rjust(widths[i]) for i, cell in enumerate(row)))
+
+
+def server_rss_peak_kib(before: set[int]) -> int:
+    """VmHWM of the server process this benchmark started (the child not present before)."""
+    peak = 0
+    for pid in children() - before:
+        for proc in [pid, *descendants(pid)]:
+            try:
+                for line in Path(f"/proc/{proc}/status").read_text().splitlines():
+                    if line.startswith("VmHWM:"):
+                        peak = max(peak, int(line.split()[1]))
+            except OSError:
+                pass
+    return peak
+
+
+def children(pid: int | None = None) -> set[int]:
+    pid = pid or os.getpid()
+    try:
+        return {int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()}
+    except OSError:
+        return set()
+
+
+def descendants(pid: int) -> list[int]:
+    out = []
+    for child in children(pid):
+        out += [child, *descendants(child)]
+    return out

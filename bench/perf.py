@@ -32,7 +32,7 @@ from pathlib import Path
 import anyio
 from mcp import types
 
-from common import BENCH, compile_bytecode, fsmcp_params, median, print_table, ratio, reference_params, reference_version, session
+from common import BENCH, children, compile_bytecode, fsmcp_params, median, print_table, ratio, reference_params, reference_version, server_rss_peak_kib, session
 
 FIXTURES = BENCH / ".fixtures" / "perf"
 SEED = 1121
@@ -62,37 +62,6 @@ def build() -> None:
 
 def text_len(result: types.CallToolResult) -> int:
     return sum(len(b.text) for b in result.content if isinstance(b, types.TextContent))
-
-
-def server_rss_peak_kib(before: set[int]) -> int:
-    """VmHWM of the server process this benchmark started (the child not present before)."""
-    peak = 0
-    for pid in children() - before:
-        for proc in [pid, *descendants(pid)]:
-            try:
-                for line in Path(f"/proc/{proc}/status").read_text().splitlines():
-                    if line.startswith("VmHWM:"):
-                        peak = max(peak, int(line.split()[1]))
-            except OSError:
-                pass
-    return peak
-
-
-def children(pid: int | None = None) -> set[int]:
-    import os
-
-    pid = pid or os.getpid()
-    try:
-        return {int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()}
-    except OSError:
-        return set()
-
-
-def descendants(pid: int) -> list[int]:
-    out = []
-    for child in children(pid):
-        out += [child, *descendants(child)]
-    return out
 
 
 # The same question in each server's words: the reference's search_files takes a glob, ours a
