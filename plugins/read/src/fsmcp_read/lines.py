@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import BinaryIO
 
+from .index import STEP, Scan
+
 BLOCK = 1 << 20
 PIECE = 64 * 1024
 """Longest piece of one line yielded at once: a minified 50 MB line never sits in memory whole."""
@@ -61,45 +63,47 @@ def iter_lines(fh: BinaryIO, start: int, stop: int | None = None) -> Iterator[tu
 def locate_line(fh: BinaryIO, line: int) -> tuple[int | None, int]:
     """The byte offset where 1-based ``line`` starts, and the lines counted on the way.
 
-    Returns ``(None, total_lines)`` when the file has fewer lines than ``line``.
+    Returns ``(None, total_lines)`` when the file has fewer lines than ``line``. A big file's
+    line index (:mod:`.index`) takes the scan to the block the line starts in.
     """
     if line <= 1:
         fh.seek(0)
         return (0 if fh.read(1) else None), 0
-    fh.seek(0)
     wanted = line - 1  # newlines to pass
-    seen, offset, last = 0, 0, b""
-    while True:
-        block = fh.read(BLOCK)
-        if not block:
-            total = seen + (1 if last and last != b"\n" else 0)
-            return None, total
-        count = block.count(b"\n")
-        if seen + count >= wanted:
-            pos = -1
-            for _ in range(wanted - seen):
-                pos = block.find(b"\n", pos + 1)
-            start = offset + pos + 1
-            fh.seek(start)
-            if fh.read(1):
-                return start, line - 1
-            return None, line - 1
-        seen += count
-        offset += len(block)
-        last = block[-1:]
+    scan = Scan(fh)
+    k, seen = scan.block_of(wanted)
+    offset, last = k * STEP, b""
+    fh.seek(offset)
+    try:
+        while True:
+            block = fh.read(BLOCK)
+            if not block:
+                total = seen + (1 if last and last != b"\n" else 0)
+                return None, total
+            count = block.count(b"\n")
+            if seen + count >= wanted:
+                pos = -1
+                for _ in range(wanted - seen):
+                    pos = block.find(b"\n", pos + 1)
+                start = offset + pos + 1
+                fh.seek(start)
+                if fh.read(1):
+                    return start, line - 1
+                return None, line - 1
+            seen += count
+            offset += len(block)
+            last = block[-1:]
+    finally:
+        scan.keep()
 
 
 def count_newlines(fh: BinaryIO, upto: int) -> int:
     """How many ``\\n`` bytes lie before byte ``upto``."""
-    fh.seek(0)
-    seen, left = 0, upto
-    while left > 0:
-        block = fh.read(min(BLOCK, left))
-        if not block:
-            break
-        seen += block.count(b"\n")
-        left -= len(block)
-    return seen
+    scan = Scan(fh)
+    try:
+        return scan.newlines_before(upto)
+    finally:
+        scan.keep()
 
 
 def tail_start(fh: BinaryIO, size: int, lines: int, window: int) -> tuple[int, bool]:

@@ -15,8 +15,6 @@ if TYPE_CHECKING:
     from .models import ListDirectoryInput
 
 NOTICE_ROOM = 400
-COUNT_CAP = 100_000
-"""Entries counted past the cut before the notice says "at least": counting is cheap, not free."""
 
 _TAGS = {"file": "[FILE]", "directory": "[DIR]", "symlink": "[LINK]", "other": "[OTHER]"}
 
@@ -43,14 +41,14 @@ def list_directory(args: ListDirectoryInput, ctx: ToolContext) -> ToolResult:
         return False
 
     unreadable: list[str] = []
-    entries = _preorder(ctx, path, prune, unreadable) if args.recursive else ((e.name, e) for e in ctx.fs.list_dir(path) if not prune(e.name, e))
+    walk = _Preorder(ctx, path, prune, unreadable) if args.recursive else None
+    entries = iter(walk) if walk is not None else ((e.name, e) for e in ctx.fs.list_dir(path) if not prune(e.name, e))
 
     limit = ctx.budget - NOTICE_ROOM
     lines: list[str] = []
     facts: list[dict[str, Any]] = []
     used = total = 0
     why: str | None = None
-    complete = True
     for rel, entry in entries:
         total += 1
         if why is None:
@@ -64,12 +62,14 @@ def list_directory(args: ListDirectoryInput, ctx: ToolContext) -> ToolResult:
                 facts.append(_fact(rel, entry))
                 used += len(line) + 1
                 continue
+            if walk is not None:
+                # Past the cut, only the directories already read are counted: a capped
+                # listing of a huge tree costs what it shows, and the count says "at least".
+                walk.descend = False
         if total % 1000 == 0:
             ctx.check_cancelled()
             ctx.progress(total, None, f"{total:,} entries listed")
-        if total - len(lines) >= COUNT_CAP:
-            complete = False
-            break
+    complete = walk is None or not walk.unentered
 
     data = {"path": str(path), "entries": facts, "truncated": why is not None, "total": total, "totalIsExact": complete}
     if not lines:
@@ -94,28 +94,40 @@ def list_directory(args: ListDirectoryInput, ctx: ToolContext) -> ToolResult:
     return ToolResult.text(text, data)
 
 
-def _preorder(ctx: ToolContext, top: ResolvedPath, prune: Callable[[str, Entry], bool], unreadable: list[str]) -> Iterator[tuple[str, Entry]]:
+class _Preorder:
     """Every entry below ``top``, each directory followed by its contents, as ``find`` lists them.
 
     Linked directories are listed, never entered; each directory is resolved afresh, so the
-    path policy sees every one of them.
+    path policy sees every one of them. Once ``descend`` is False, the directories already
+    read are finished and no other is entered; ``unentered`` counts those left unread.
     """
-    stack: list[tuple[str, Iterator[Entry]]] = [("", iter(ctx.fs.list_dir(top)))]
-    while stack:
-        prefix, level = stack[-1]
-        entry = next(level, None)
-        if entry is None:
-            stack.pop()
-            continue
-        rel = prefix + entry.name
-        if prune(rel, entry):
-            continue
-        yield rel, entry
-        if entry.kind == "directory":
+
+    def __init__(self, ctx: ToolContext, top: ResolvedPath, prune: Callable[[str, Entry], bool], unreadable: list[str]):
+        self.ctx, self.top, self.prune, self.unreadable = ctx, top, prune, unreadable
+        self.descend = True
+        self.unentered = 0
+
+    def __iter__(self) -> Iterator[tuple[str, Entry]]:
+        stack: list[tuple[str, Iterator[Entry]]] = [("", iter(self.ctx.fs.list_dir(self.top)))]
+        while stack:
+            prefix, level = stack[-1]
+            entry = next(level, None)
+            if entry is None:
+                stack.pop()
+                continue
+            rel = prefix + entry.name
+            if self.prune(rel, entry):
+                continue
+            yield rel, entry
+            if entry.kind != "directory":
+                continue
+            if not self.descend:
+                self.unentered += 1
+                continue
             try:
-                below = ctx.fs.list_dir(str(entry.path))
+                below = self.ctx.fs.list_dir(str(entry.path))
             except ToolError:
-                unreadable.append(rel)
+                self.unreadable.append(rel)
                 continue
             stack.append((rel + "/", iter(below)))
 
