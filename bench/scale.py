@@ -163,7 +163,10 @@ async def main(runs: int) -> None:
     rows.append(("  another deep range of the same file (median)", ms(again), ms(first), ratio(again, first)))
     rows.append(("  peak memory of the server", mib(peak), "-", "-"))
     size = (FIXTURES / "edit.txt").stat().st_size
-    ours, ours_peak = await edits(fsmcp_params(str(FIXTURES)), "edit_file", FSMCP_EDIT, runs)
+    with tempfile.TemporaryDirectory(prefix="fsmcp-scale-") as config:
+        # The default max_file_bytes (50 MiB) refuses to load a 200 MB file whole.
+        (Path(config) / "fsmcp.toml").write_text(f"max_file_bytes = {2 * size}\n")
+        ours, ours_peak = await edits(fsmcp_params("--config", f"{config}/fsmcp.toml", str(FIXTURES)), "edit_file", FSMCP_EDIT, runs)
     entry = ensure_desktop_commander()
     if entry is not None:
         with tempfile.TemporaryDirectory(prefix="fsmcp-dc-home-") as home:
