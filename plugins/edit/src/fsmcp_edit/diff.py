@@ -23,43 +23,46 @@ def unified_diff(path: str, old: str, new: str, changes: Sequence[Change]) -> Di
     """``--- path`` / ``+++ path`` / ``@@`` hunks for ``old`` → ``new``, which differ only in ``changes``."""
     if old == new:
         return Diff("", 0, 0)
-    old_lines, new_lines = _lines(old), _lines(new)
     out = [f"--- {path}", f"+++ {path}"]
     added = removed = 0
-    for a, b, c, d in _windows(old, new, changes, len(old_lines), len(new_lines)):
-        matcher = SequenceMatcher(None, old_lines[a:b], new_lines[c:d], autojunk=False)
+    for a, c, old_lines, new_lines in _windows(old, new, changes):
+        matcher = SequenceMatcher(None, old_lines, new_lines, autojunk=False)
         for group in matcher.get_grouped_opcodes(CONTEXT):
             i1, i2, j1, j2 = group[0][1], group[-1][2], group[0][3], group[-1][4]
             out.append(f"@@ -{_range(a + i1, i2 - i1)} +{_range(c + j1, j2 - j1)} @@")
             for tag, x1, x2, y1, y2 in group:
                 if tag == "equal":
-                    out += _show(" ", old_lines[a + x1 : a + x2])
+                    out += _show(" ", old_lines[x1:x2])
                     continue
-                out += _show("-", old_lines[a + x1 : a + x2])
-                out += _show("+", new_lines[c + y1 : c + y2])
+                out += _show("-", old_lines[x1:x2])
+                out += _show("+", new_lines[y1:y2])
                 removed += x2 - x1
                 added += y2 - y1
     return Diff("\n".join(out) if added or removed else "", added, removed)
 
 
-def _windows(old: str, new: str, changes: Sequence[Change], old_count: int, new_count: int) -> list[list[int]]:
-    """Line ranges ``[a, b)`` of old and ``[c, d)`` of new around each change, with context,
-    merged where their context would touch."""
+def _windows(old: str, new: str, changes: Sequence[Change]) -> list[tuple[int, int, list[str], list[str]]]:
+    """Around each change, with context, merged where their context would touch: the first
+    line's 0-based number in old and in new, and the lines of each. Only these lines are cut
+    out of the texts, so a 200 MB file costs what its changed lines do."""
     old_at, new_at = _LineOf(old), _LineOf(new)
-    windows: list[list[int]] = []
+    spans: list[list[int]] = []
     for ch in changes:
         a, b, old_clean = old_at.span(ch.old_start, ch.old_end)
         c, d, new_clean = new_at.span(ch.new_start, ch.new_end)
         # The line where the change ends is untouched only if it starts afresh on both sides.
         if not (old_clean and new_clean):
             b, d = b + 1, d + 1
-        if windows and a - windows[-1][1] <= 2 * CONTEXT:
-            windows[-1][1], windows[-1][3] = max(windows[-1][1], b), max(windows[-1][3], d)
+        if spans and a - spans[-1][1] <= 2 * CONTEXT:
+            spans[-1][1], spans[-1][3] = max(spans[-1][1], b), max(spans[-1][3], d)
         else:
-            windows.append([a, b, c, d])
-    for w in windows:
-        w[0], w[2] = max(0, w[0] - CONTEXT), max(0, w[2] - CONTEXT)
-        w[1], w[3] = min(old_count, w[1] + CONTEXT), min(new_count, w[3] + CONTEXT)
+            spans.append([a, b, c, d, old_at.line_start(ch.old_start), new_at.line_start(ch.new_start)])
+    windows = []
+    for a, b, c, d, a_at, c_at in spans:
+        first_old, first_new = max(0, a - CONTEXT), max(0, c - CONTEXT)
+        old_lines = _take(old, _back(old, a_at, a - first_old), b + CONTEXT - first_old)
+        new_lines = _take(new, _back(new, c_at, c - first_new), d + CONTEXT - first_new)
+        windows.append((first_old, first_new, old_lines, new_lines))
     return windows
 
 
@@ -80,12 +83,27 @@ class _LineOf:
         """The 0-based lines of ``start`` and ``end``, and whether ``end`` is at a line start."""
         return self._line(start), self._line(end), end == 0 or self.text[end - 1] == "\n"
 
+    def line_start(self, offset: int) -> int:
+        """Where the line holding ``offset`` starts."""
+        return self.text.rfind("\n", 0, offset) + 1
 
-def _lines(text: str) -> list[str]:
-    parts = text.split("\n")
-    lines = [p + "\n" for p in parts[:-1]]
-    if parts[-1]:
-        lines.append(parts[-1])
+
+def _back(text: str, at: int, lines: int) -> int:
+    """The start of the line ``lines`` lines before the one starting at ``at``."""
+    for _ in range(lines):
+        if at == 0:
+            break
+        at = text.rfind("\n", 0, at - 1) + 1
+    return at
+
+
+def _take(text: str, at: int, count: int) -> list[str]:
+    """Up to ``count`` lines from ``at``, each with its newline (the last may have none)."""
+    lines = []
+    while len(lines) < count and at < len(text):
+        end = text.find("\n", at) + 1 or len(text)
+        lines.append(text[at:end])
+        at = end
     return lines
 
 

@@ -7,11 +7,14 @@ the text unchanged gives back exactly the bytes that were read.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from fsmcp import ErrorCode, ToolError
 
 UTF8_BOM = b"\xef\xbb\xbf"
+CHUNK = 1 << 22
+"""Characters encoded at a time on the way to the file: a big file is never held twice as bytes."""
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
 
@@ -31,9 +34,16 @@ class Document:
         return cls(bom, data[len(bom) :].decode("utf-8", "surrogateescape"))
 
     def encode(self, text: str) -> bytes:
+        return b"".join(self.chunks(text))
+
+    def chunks(self, text: str) -> Iterator[bytes]:
+        """``text`` as the file's bytes, a piece at a time."""
+        if self.bom:
+            yield self.bom
         # Edits bring no surrogates of their own (the models refuse them), so every one here
         # is an undecodable byte of the file going back where it came from.
-        return self.bom + text.encode("utf-8", "surrogateescape")
+        for at in range(0, len(text), CHUNK):
+            yield text[at : at + CHUNK].encode("utf-8", "surrogateescape")
 
 
 def shown(text: str) -> str:

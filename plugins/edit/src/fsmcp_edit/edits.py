@@ -62,7 +62,8 @@ def _plan(ctx: ToolContext, target: ResolvedPath | ToolError, args: EditFilesInp
     if isinstance(target, ToolError):
         return target
     try:
-        return plan_edit(ctx, target, args.edits)
+        # atomic: the bytes read put a file back if a later one cannot be written.
+        return plan_edit(ctx, target, args.edits, keep_old=args.atomic and not args.dry_run)
     except ToolError as exc:
         return exc
 
@@ -88,6 +89,7 @@ def _rolled_back(ctx: ToolContext, failed: Plan, exc: ToolError, written: list[P
     lost = []
     for plan in reversed(written):
         try:
+            assert plan.old is not None
             ctx.fs.write_atomic(plan.target, plan.old, make_parents=False)
         except ToolError as err:
             lost.append(f"{plan.target}: [error {err.code.value}] {err.message}")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from fsmcp import ErrorCode, ResolvedPath, ToolContext, ToolError
 
@@ -16,16 +16,16 @@ from .models import EditItem
 @dataclass(frozen=True)
 class Plan:
     target: ResolvedPath
-    old: bytes
-    new: bytes
+    old: bytes | None
+    """The bytes read, kept only when a rollback may need them."""
+    new: str
+    document: Document
+    """How ``new`` goes back to bytes (its byte-order mark); its own text is dropped."""
+    changed: bool
     edits: int
     replacements: int
     diff: Diff
     stamp: tuple[int, int, int]
-
-    @property
-    def changed(self) -> bool:
-        return self.old != self.new
 
     def summary(self) -> str:
         return (
@@ -46,14 +46,18 @@ class Plan:
         }
 
 
-def plan_edit(ctx: ToolContext, target: ResolvedPath, edits: Sequence[EditItem]) -> Plan:
+def plan_edit(ctx: ToolContext, target: ResolvedPath, edits: Sequence[EditItem], *, keep_old: bool = False) -> Plan:
+    """The edit worked out in memory. A big file is held as its text and the edited text,
+    and briefly as its bytes; the new bytes are encoded piece by piece as they are written."""
     stamp = _stamp(ctx, target)
-    old = ctx.fs.read_bytes(target)
+    old: bytes | None = ctx.fs.read_bytes(target)
     document = Document.decode(old, target)
+    if not keep_old:
+        old = None
     outcome = apply_edits(document.text, edits)
-    new = document.encode(outcome.text)
     diff = unified_diff(str(target), document.text, outcome.text, outcome.changes)
-    return Plan(target, old, new, len(edits), outcome.replacements, diff, stamp)
+    changed = outcome.text != document.text
+    return Plan(target, old, outcome.text, replace(document, text=""), changed, len(edits), outcome.replacements, diff, stamp)
 
 
 def commit(ctx: ToolContext, plan: Plan) -> None:
@@ -63,7 +67,7 @@ def commit(ctx: ToolContext, plan: Plan) -> None:
             ErrorCode.EDIT_CONFLICT,
             f"{plan.target} changed on disk while it was being edited; nothing was written. Read it again and retry",
         )
-    ctx.fs.write_atomic(plan.target, plan.new, make_parents=False)
+    ctx.fs.write_atomic(plan.target, plan.document.chunks(plan.new), make_parents=False)
 
 
 def _stamp(ctx: ToolContext, target: ResolvedPath) -> tuple[int, int, int]:
