@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import inspect
 import logging
-import sys
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -66,15 +65,14 @@ class Host:
         except ValueError as exc:
             raise HostError(str(exc)) from None
         for warning in warnings:
-            print(f"fsmcp: {warning}", file=sys.stderr)
+            log.warning(warning)
         pm, plugins = load_plugins(settings, extra=extra_plugins, entry_points=entry_points)
         host = cls(settings, pm, plugins, roots)
         host._check_names()
         if not host.tools:
-            print(
-                "fsmcp: warning: no tool is offered; install plugins into the environment fsmcp runs in "
-                "(such as pip install fsmcp-read fsmcp-write), and see fsmcp plugins for what is installed and enabled",
-                file=sys.stderr,
+            log.warning(
+                "no tool is offered; install plugins into the environment fsmcp runs in "
+                "(such as pip install fsmcp-read fsmcp-write), and see fsmcp plugins for what is installed and enabled"
             )
         return host
 

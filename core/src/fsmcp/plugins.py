@@ -8,8 +8,8 @@ and skipped; the server still starts.
 
 from __future__ import annotations
 
+import logging
 import re
-import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -25,6 +25,8 @@ from .hooks import PROJECT
 from .journal import NAME as JOURNAL
 from .journal import Journal
 from .tools import Tool
+
+log = logging.getLogger("fsmcp")
 
 DEFAULT_PLUGINS = (("fsmcp.roots", roots_policy), ("fsmcp.text", text_format), ("fsmcp.json", json_format))
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
@@ -118,7 +120,7 @@ def _drop_unmatched_hooks(pm: pluggy.PluginManager, infos: list[PluginInfo]) -> 
 
 def _fail(info: PluginInfo, error: str, headline: str = "was skipped") -> None:
     info.status, info.error = "failed", error
-    print(f"fsmcp: plugin {info.label} {headline}: {error}", file=sys.stderr)
+    log.warning("plugin %s %s: %s", info.label, headline, error)
 
 
 def _load_entry_points(pm: pluggy.PluginManager, settings: Settings) -> list[PluginInfo]:
