@@ -7,6 +7,7 @@ from this repository's source trees, their dependencies from uv's cache or the p
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -20,6 +21,7 @@ from mcp import Client, StdioServerParameters
 from fsmcp.testing import text_of
 
 REPO = Path(__file__).resolve().parents[1]
+TEMPLATE = REPO / "core" / "src" / "fsmcp" / "plugin_template"
 READ_TOOLS = {
     "read_file",
     "read_multiple_files",
@@ -32,8 +34,10 @@ TIMEOUT = 300  # a cold uv cache downloads every dependency once
 
 
 def run(command: list[str | Path], cwd: Path) -> subprocess.CompletedProcess[str]:
+    # Without the session's PYTHONPATH (conftest.py), which would add the template to every venv.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     return subprocess.run(
-        [str(c) for c in command], cwd=cwd, capture_output=True, text=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL
+        [str(c) for c in command], cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL
     )
 
 
@@ -143,7 +147,7 @@ def separate(tmp_path_factory: pytest.TempPathFactory) -> Separate:
     venv = Venv.create(tmp_path_factory.mktemp("separate") / "venv")
     venv.install(REPO / "core", REPO / "plugins" / "read")
     tools_before, packages_before = tools_of(venv.fsmcp("tools", str(venv.work))), venv.packages()
-    venv.install(REPO / "plugin-template")
+    venv.install(TEMPLATE)
     return Separate(
         venv,
         tools_before,
@@ -184,7 +188,7 @@ def test_the_template_tests_pass_where_a_third_party_runs_them(separate):
     venv = separate.venv
     venv.install("pytest>=8")
     copy = venv.work / "wordcount-tests"
-    shutil.copytree(REPO / "plugin-template" / "tests", copy / "tests")
+    shutil.copytree(TEMPLATE / "tests", copy / "tests")
     done = run([venv.python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"], cwd=copy)
     assert done.returncode == 0, done.stdout + done.stderr
     assert " passed" in done.stdout

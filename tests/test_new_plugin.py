@@ -1,12 +1,14 @@
 """``fsmcp new-plugin NAME``: the template rendered, installed beside a fresh fsmcp, and its tests run.
 
-The install test builds a real virtual environment with ``uv`` (as ``test_install.py`` does) and
-installs fsmcp from this repository as a wheel, so the template it renders is the one shipped
-inside the package, not the repository's.
+The install test builds fsmcp as a package index would (``uv build``: the sdist, then the wheel
+from the sdist), installs that wheel in a fresh virtual environment, renders a plugin with it
+and runs the next steps it prints, as printed.
 """
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
 import subprocess
 import sys
@@ -15,16 +17,24 @@ from pathlib import Path
 
 import pytest
 
-from fsmcp import scaffold
+from fsmcp import hookspecs, scaffold
 
 REPO = Path(__file__).resolve().parents[1]
+TEMPLATE = REPO / "core" / "src" / "fsmcp" / "plugin_template"
 TEMPLATE_NAMES = ("wordcount", "word_count", "WordCount", "Word count")
+# The names examples elsewhere use: none may appear in a plugin rendered under another name.
+EXAMPLE_NAMES = ("linecount", "line_count", "LineCount", "Line count", "mytool", "Mytool", "demo", "Demo")
+NAMES = ("mytool", "line_count", "csv2json")
+HOOKS = [name for name in vars(hookspecs) if name.startswith("fsmcp_")]
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 TIMEOUT = 300  # a cold uv cache downloads every dependency once
 
 
 def run(command: list[str | Path], cwd: Path) -> subprocess.CompletedProcess[str]:
+    # Without the session's PYTHONPATH (conftest.py), which would add the template to every venv.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     return subprocess.run(
-        [str(c) for c in command], check=False, cwd=cwd, capture_output=True, text=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL
+        [str(c) for c in command], check=False, cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL
     )
 
 
@@ -45,7 +55,7 @@ def test_demo_is_the_template_with_every_name_replaced(tmp_path):
     made = tmp_path / "fsmcp-demo"
     assert done.stdout.startswith("fsmcp: wrote fsmcp-demo (plugin demo, distribution fsmcp-demo, tool demo)")
     files = files_of(made)
-    assert {"pyproject.toml", "README.md", "src/fsmcp_demo/hooks.py", "src/fsmcp_demo/tools.py", "tests/test_demo.py"} <= set(files)
+    assert {"pyproject.toml", "README.md", "LICENSE", "src/fsmcp_demo/hooks.py", "src/fsmcp_demo/tools.py", "tests/test_demo.py"} <= set(files)
     for path, text in files.items():
         for old in TEMPLATE_NAMES:
             assert old not in path and old not in text, f"{old!r} left in {path}"
@@ -59,11 +69,54 @@ def test_demo_is_the_template_with_every_name_replaced(tmp_path):
     assert 'PLUGIN = ("demo", hooks)' in files["tests/test_demo.py"]
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_every_name_in_the_rendered_plugin_is_its_own(tmp_path, name):
+    assert new_plugin(name, cwd=tmp_path).returncode == 0
+    own = scaffold.replacements(name)
+    made = tmp_path / own["fsmcp-wordcount"]
+    foreign = [n for n in (*TEMPLATE_NAMES, *EXAMPLE_NAMES) if n not in own.values() and n.lower() not in name]
+    for path, text in files_of(made).items():
+        for other in foreign:
+            assert other not in path and other not in text, f"{other!r} in {path} of plugin {name}"
+        # Every fsmcp-… / fsmcp_… is this plugin's distribution or package (or a file named after
+        # them), or a hook's name.
+        rest = text.replace(own["fsmcp-wordcount"], "").replace(own["fsmcp_wordcount"], "")
+        rest = re.sub("|".join(HOOKS), "", rest)
+        stray = re.search(r"fsmcp[-_][a-z]\S*", rest)
+        assert stray is None, f"{stray.group(0)} in {path} of plugin {name}"
+    readme = (made / "README.md").read_text()
+    assert f"pip install {own['fsmcp-wordcount']}\n" in readme
+    assert f"dist/{own['fsmcp_wordcount']}-0.1.0-py3-none-any.whl" in readme
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_rendered_readme_links_nothing_outside_the_plugin(tmp_path, name):
+    """Rendered anywhere, the README's links work: web addresses, or files of the plugin itself."""
+    assert new_plugin(name, cwd=tmp_path).returncode == 0
+    made = tmp_path / scaffold.replacements(name)["fsmcp-wordcount"]
+    targets = LINK.findall((made / "README.md").read_text())
+    assert targets, "the README links nothing at all: the check below would pass vacuously"
+    for target in targets:
+        if target.startswith("https://"):
+            continue
+        assert not target.startswith(("/", "..", "file:")), target
+        assert (made / target.split("#")[0]).exists(), f"{target} is not in the rendered plugin"
+
+
+def test_the_next_steps_name_this_environment_and_the_plugin(tmp_path):
+    done = new_plugin("demo", cwd=tmp_path)
+    install, test = done.stdout.splitlines()[2:4]
+    made = str((tmp_path / "fsmcp-demo").absolute())
+    assert f"install --python {sys.executable} -e {made} pytest" in install
+    assert install.lstrip().startswith(("uv ", f"{sys.executable} -m uv "))  # this environment has uv, not pip
+    assert test.strip() == f"cd {made} && {sys.executable} -m pytest"
+
+
 def test_every_file_of_the_template_is_rendered_and_nothing_else(tmp_path):
     assert new_plugin("demo", cwd=tmp_path).returncode == 0
     template = {
-        str(p.relative_to(REPO / "plugin-template"))
-        for p in (REPO / "plugin-template").rglob("*")
+        str(p.relative_to(TEMPLATE))
+        for p in (TEMPLATE).rglob("*")
         if p.is_file() and "__pycache__" not in p.parts and ".egg-info" not in str(p)
     }
     renamed = {path.replace("wordcount", "demo").replace("word_count", "demo") for path in template}
@@ -114,7 +167,7 @@ def test_a_missing_parent_directory_is_refused(tmp_path):
 
 
 def test_a_development_install_renders_the_repository_template():
-    assert scaffold.template_dir() == REPO / "plugin-template"
+    assert scaffold.template_dir() == TEMPLATE
 
 
 # -- installed for real -------------------------------------------------------------------------
@@ -127,6 +180,7 @@ class Installed:
     plugin: Path
     template: str
     rendered: subprocess.CompletedProcess[str]
+    steps: list[subprocess.CompletedProcess[str]]
 
 
 @pytest.fixture(scope="module")
@@ -135,33 +189,36 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     base = tmp_path_factory.mktemp("new-plugin")
     work = base / "work"
     work.mkdir()
+    dist = base / "dist"
+    # No --wheel / --sdist: the sdist, then the wheel from the unpacked sdist, as an index gets them.
+    done = run(["uv", "build", "--quiet", "--out-dir", dist, REPO / "core"], cwd=work)
+    assert done.returncode == 0, done.stderr
+    (wheel,) = dist.glob("fsmcp-*.whl")
     venv = base / "venv"
     python = venv / "bin" / "python"
     done = run(["uv", "venv", "--quiet", "--python", sys.executable, venv], cwd=work)
     assert done.returncode == 0, done.stderr
-    done = run(["uv", "pip", "install", "--quiet", "--python", python, REPO / "core", "pytest>=8"], cwd=work)
+    done = run(["uv", "pip", "install", "--quiet", "--python", python, wheel], cwd=work)
     assert done.returncode == 0, done.stderr
     template = run([python, "-c", "from fsmcp.scaffold import template_dir; print(template_dir())"], cwd=work).stdout.strip()
     rendered = run([python, "-m", "fsmcp", "new-plugin", "demo"], cwd=work)
-    plugin = work / "fsmcp-demo"
-    if rendered.returncode == 0:
-        done = run(["uv", "pip", "install", "--quiet", "--python", python, plugin], cwd=work)
-        assert done.returncode == 0, done.stderr
-    return Installed(python, work, plugin, template, rendered)
+    steps = [run(["bash", "-c", line.strip()], cwd=work) for line in rendered.stdout.splitlines()[2:]]
+    return Installed(python, work, work / "fsmcp-demo", template, rendered, steps)
 
 
 def test_an_installed_fsmcp_renders_the_template_it_ships(installed):
     assert installed.rendered.returncode == 0, installed.rendered.stderr
-    assert "/site-packages/fsmcp/_template" in installed.template
+    assert "/site-packages/fsmcp/plugin_template" in installed.template
+
+
+def test_the_printed_next_steps_install_the_plugin_and_its_tests_pass(installed):
+    install, tests = installed.steps
+    assert install.returncode == 0, install.stderr
+    assert tests.returncode == 0, tests.stdout + tests.stderr
+    assert " passed" in tests.stdout and "failed" not in tests.stdout
 
 
 def test_fsmcp_tools_lists_the_new_plugins_tool(installed):
     done = run([installed.python, "-m", "fsmcp", "tools", installed.work], cwd=installed.work)
     assert done.returncode == 0, done.stderr
     assert dict(line.split() for line in done.stdout.splitlines()) == {"demo": "demo"}
-
-
-def test_the_new_plugins_own_tests_pass(installed):
-    done = run([installed.python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"], cwd=installed.plugin)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert " passed" in done.stdout and "failed" not in done.stdout

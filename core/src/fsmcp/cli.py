@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from . import console
 from .config import TRANSPORTS, ConfigError, Settings, build_settings, load_toml
 
 if TYPE_CHECKING:
@@ -87,8 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         extra = [e for e in extra if e.startswith("-")]
     if extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    # stdout belongs to the protocol: every log line goes to stderr.
-    logging.basicConfig(stream=sys.stderr, level=getattr(args, "log_level", "WARNING"), format="fsmcp %(levelname)s %(name)s: %(message)s")
+    console.configure(getattr(args, "log_level", "WARNING"))
     if args.command == "new-plugin":
         return _new_plugin(args.name, args.dir)
 
@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _error(problem: object) -> int:
-    print(f"fsmcp: error: {problem}", file=sys.stderr)
+    console.error(problem)
     return USAGE
 
 
@@ -133,14 +133,16 @@ def _call(host: Host, tool: str, raw_arguments: str) -> int:
 
 
 def _new_plugin(name: str, parent: Path) -> int:
-    from .scaffold import ScaffoldError, render, replacements
+    from .scaffold import ScaffoldError, next_steps, render, replacements
 
     try:
         made = render(name, parent)
     except (ScaffoldError, OSError) as exc:
         return _error(exc)
     print(f"fsmcp: wrote {made} (plugin {name}, distribution {replacements(name)['fsmcp-wordcount']}, tool {name})")
-    print(f"next, in the environment fsmcp runs in: cd {made} && pip install -e . pytest && pytest (its README.md has every step)")
+    print("next, install it into the environment this fsmcp runs in and run its tests (its README.md has every step):")
+    for command in next_steps(made):
+        print(f"  {command}")
     return 0
 
 
@@ -154,7 +156,7 @@ def _serve(host: Host) -> int:
 
     from .stdio import serve_stdio
 
-    print(f"fsmcp: serving {len(host.tools)} tools over stdio on {roots}", file=sys.stderr)
+    console.say(f"serving {len(host.tools)} tools over stdio on {roots}")
     return _run(serve_stdio, host)
 
 
@@ -167,13 +169,13 @@ def _serve_http(host: Host, roots: str) -> int:
     except HttpSetupError as exc:
         return _error(exc)
     if not listener.loopback:
-        print(
-            f"fsmcp: warning: listening on {listener.address}, which other machines can reach; requests still need "
-            "the token, but plain HTTP carries it in the clear: put a TLS reverse proxy in front (docs/http.md)",
-            file=sys.stderr,
+        logging.getLogger("fsmcp").warning(
+            "listening on %s, which other machines can reach; requests still need the token, but plain HTTP "
+            "carries it in the clear: put a TLS reverse proxy in front (docs/http.md)",
+            listener.address,
         )
     # Printed once the socket listens: from here on a client's request waits for the app, never fails.
-    print(f"fsmcp: serving {len(host.tools)} tools over HTTP at {listener.url} on {roots}", file=sys.stderr)
+    console.say(f"serving {len(host.tools)} tools over HTTP at {listener.url} on {roots}")
     return _run(serve_http, host, token, listener)
 
 

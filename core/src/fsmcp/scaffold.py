@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import secrets
+import shlex
 import shutil
+import sys
 from importlib.metadata import entry_points
 from pathlib import Path
 
@@ -17,12 +20,11 @@ class ScaffoldError(Exception):
 
 
 def template_dir() -> Path:
-    """The template: shipped inside the installed package, else the repository's in a development install."""
-    here = Path(__file__).resolve().parent
-    for candidate in (here / "_template", here.parents[2] / "plugin-template"):
-        if (candidate / "pyproject.toml").is_file():
-            return candidate
-    raise ScaffoldError(f"the plugin template is missing from this installation of fsmcp ({here / '_template'}); reinstall fsmcp")
+    """The template, shipped inside the package: a wheel, an editable install and the clone read the same files."""
+    here = Path(__file__).resolve().parent / "plugin_template"
+    if not (here / "pyproject.toml").is_file():
+        raise ScaffoldError(f"the plugin template is missing from this installation of fsmcp ({here}); reinstall fsmcp")
+    return here
 
 
 def replacements(name: str) -> dict[str, str]:
@@ -85,6 +87,22 @@ def render(name: str, parent: Path, template: Path | None = None) -> Path:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return destination
+
+
+def next_steps(made: Path) -> list[str]:
+    """Shell commands that install ``made`` into the environment running this fsmcp, then run its tests.
+
+    The environment is this interpreter's: a clone's ``.venv`` (which has uv, not pip), a virtual
+    environment of the user's, a uv tool's. Its pip when it has one, else uv.
+    """
+    python = shlex.quote(sys.executable)
+    here = shlex.quote(str(made.absolute()))
+    if importlib.util.find_spec("pip") is not None:
+        install = f"{python} -m pip install -e {here} pytest"
+    else:
+        uv = "uv" if shutil.which("uv") or importlib.util.find_spec("uv") is None else f"{python} -m uv"
+        install = f"{uv} pip install --python {python} -e {here} pytest"
+    return [install, f"cd {here} && {python} -m pytest"]
 
 
 def _skipped(relative: Path) -> bool:
