@@ -189,7 +189,7 @@ def test_the_template_tests_pass_where_a_third_party_runs_them(separate):
     venv.install("pytest>=8")
     copy = venv.work / "wordcount-tests"
     shutil.copytree(TEMPLATE / "tests", copy / "tests")
-    done = run([venv.python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"], cwd=copy)
+    done = run([venv.python, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--basetemp={copy / 'tmp'}", "tests"], cwd=copy)
     assert done.returncode == 0, done.stdout + done.stderr
     assert " passed" in done.stdout
 

@@ -30,9 +30,9 @@ LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 TIMEOUT = 300  # a cold uv cache downloads every dependency once
 
 
-def run(command: list[str | Path], cwd: Path) -> subprocess.CompletedProcess[str]:
+def run(command: list[str | Path], cwd: Path, **extra_env: str) -> subprocess.CompletedProcess[str]:
     # Without the session's PYTHONPATH (conftest.py), which would add the template to every venv.
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | extra_env
     return subprocess.run(
         [str(c) for c in command], check=False, cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL
     )
@@ -108,7 +108,7 @@ def test_the_next_steps_name_this_environment_and_the_plugin(tmp_path):
     install, test = done.stdout.splitlines()[2:4]
     made = str((tmp_path / "fsmcp-demo").absolute())
     assert f"install --python {sys.executable} -e {made} pytest" in install
-    assert install.lstrip().startswith(("uv ", f"{sys.executable} -m uv "))  # this environment has uv, not pip
+    assert install.lstrip().startswith(f"{sys.executable} -m uv pip install")  # this environment has uv, not pip
     assert test.strip() == f"cd {made} && {sys.executable} -m pytest"
 
 
@@ -202,7 +202,9 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     assert done.returncode == 0, done.stderr
     template = run([python, "-c", "from fsmcp.scaffold import template_dir; print(template_dir())"], cwd=work).stdout.strip()
     rendered = run([python, "-m", "fsmcp", "new-plugin", "demo"], cwd=work)
-    steps = [run(["bash", "-c", line.strip()], cwd=work) for line in rendered.stdout.splitlines()[2:]]
+    # A pytest run of its own tmp directory: it must not prune the ones this session still uses.
+    basetemp = f"--basetemp={base / 'pytest'}"
+    steps = [run(["bash", "-c", line.strip()], cwd=work, PYTEST_ADDOPTS=basetemp) for line in rendered.stdout.splitlines()[2:]]
     return Installed(python, work, work / "fsmcp-demo", template, rendered, steps)
 
 

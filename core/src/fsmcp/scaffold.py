@@ -93,14 +93,15 @@ def next_steps(made: Path) -> list[str]:
     """Shell commands that install ``made`` into the environment running this fsmcp, then run its tests.
 
     The environment is this interpreter's: a clone's ``.venv`` (which has uv, not pip), a virtual
-    environment of the user's, a uv tool's. Its pip when it has one, else uv.
+    environment of the user's, a uv tool's. Its pip when it has one, else its uv, else uv on PATH.
     """
     python = shlex.quote(sys.executable)
     here = shlex.quote(str(made.absolute()))
     if importlib.util.find_spec("pip") is not None:
         install = f"{python} -m pip install -e {here} pytest"
     else:
-        uv = "uv" if shutil.which("uv") or importlib.util.find_spec("uv") is None else f"{python} -m uv"
+        # The environment's own uv first: `uv run` puts the clone's .venv/bin on PATH, the user's shell does not.
+        uv = f"{python} -m uv" if importlib.util.find_spec("uv") is not None else "uv"
         install = f"{uv} pip install --python {python} -e {here} pytest"
     return [install, f"cd {here} && {python} -m pytest"]
 
