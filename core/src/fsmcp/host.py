@@ -16,6 +16,7 @@ from .config import Settings
 from .context import ProgressSender, ToolContext
 from .errors import ErrorCode, ToolError
 from .fs import FileSystem, os_error
+from .invalid import describe_invalid
 from .plugins import PluginError, PluginInfo, collect_tools, load_plugins, offered
 from .journal import NAME as JOURNAL
 from .results import Text, ToolResult
@@ -242,17 +243,3 @@ def _noted(out: Any, notes: list[str]) -> Any:
     if isinstance(result, ToolResult):
         result.parts.append(Text(" ".join(notes)))
     return result
-
-
-def describe_invalid(tool: Tool, exc: ValidationError) -> str:
-    problems = []
-    for err in exc.errors(include_url=False):
-        where = ".".join(str(p) for p in err["loc"]) or "arguments"
-        if err["type"] == "extra_forbidden":
-            problems.append(f"{where}: unknown parameter")
-        elif err["type"] == "missing":
-            problems.append(f"{where}: required")
-        else:
-            problems.append(f"{where}: {err['msg']}")
-    params = ", ".join(tool.input_schema().get("properties", {})) or "none"
-    return f"invalid arguments for {tool.name}: {'; '.join(problems)}. Parameters: {params}"

@@ -354,6 +354,17 @@ async def test_unknown_edit_field_is_refused(root, call):
     assert result.is_error and "unknown parameter" in text_of(result)
 
 
+async def test_an_unknown_field_inside_an_edit_names_the_fields_an_edit_takes(root, call):
+    path = put(root, "a.txt", "old\n")
+    result = await edit(call, path, {"oldText": "old", "newTxt": "new"})
+    assert text_of(result) == (
+        "INVALID_PARAMS: invalid arguments for edit_file: edits.0.newTxt: unknown parameter. An item of edits takes: "
+        "type, oldText, newText, isRegex, caseInsensitive, limit, expectedOccurrences, startLine, endLine, nearLine, "
+        "lineNumber, action, content. Parameters: path, edits, dryRun"
+    )
+    assert path.read_text() == "old\n"
+
+
 async def test_missing_file_is_not_found(root, call):
     result = await edit(call, root / "nope.txt", {"oldText": "a", "newText": "b"})
     assert result.is_error and text_of(result).startswith("NOT_FOUND")

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from fsmcp import ErrorCode, ToolError
-from fsmcp.host import describe_invalid
+from fsmcp.invalid import describe_invalid
 
 from . import touched
 
