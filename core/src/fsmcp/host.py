@@ -17,6 +17,7 @@ from .context import ProgressSender, ToolContext
 from .errors import ErrorCode, ToolError
 from .fs import FileSystem, os_error
 from .invalid import describe_invalid
+from .limits import check_length
 from .plugins import PluginError, PluginInfo, collect_tools, load_plugins, offered
 from .journal import NAME as JOURNAL
 from .results import Text, ToolResult
@@ -113,6 +114,7 @@ class Host:
         # Before any policy answers, so that no policy (ours or a third party's) can skip it.
         self.roots.check_usable(require_workspace=self.settings.require_workspace)
         resolved = self._ask_policy(raw, access, follow_links)
+        check_length(resolved.path)
         for reason in self.pm.hook.fsmcp_check_path(path=resolved, access=access, settings=self.settings):
             if reason:
                 raise ToolError(ErrorCode.ACCESS_DENIED, f"{raw!r} is refused: {reason}")
