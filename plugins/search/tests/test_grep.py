@@ -135,8 +135,12 @@ async def test_relative_globs_are_anchored_to_the_directory(root, write, call, o
     app = root / "app"
     text = ok(await call("grep_files", {"regex": "needle", "directory": str(app), "globs": ["src/*.py"]}))
     assert text.splitlines() == [f"{app}/src/a.py:1:needle", "[1 matches]"]
-    # Without '/', a glob matches names at any depth below the directory.
-    text = ok(await call("grep_files", {"regex": "needle", "directory": str(app), "globs": ["*.py"]}))
+    # Relative globs are anchored to the directory (seed 000): *.py is the directory's own, **/*.py any depth.
+    text = ok(await call("grep_files", {"regex": "needle", "directory": str(app), "globs": ["*.txt"]}))
+    assert text.splitlines() == [f"{app}/d.txt:1:needle", "[1 matches]"]
+    text = ok(await call("grep_files", {"regex": "needle", "directory": str(app / "src"), "globs": ["*.py"]}))
+    assert text.splitlines() == [f"{app}/src/a.py:1:needle", "[1 matches]"]
+    text = ok(await call("grep_files", {"regex": "needle", "directory": str(app), "globs": ["**/*.py"]}))
     assert len(text.splitlines()) == 4
     text = ok(await call("grep_files", {"regex": "needle", "directory": str(app), "globs": ["src/**/*.py", "*.txt"]}))
     assert [line.split(":")[0] for line in text.splitlines()[:-1]] == [f"{app}/d.txt", f"{app}/src/a.py", f"{app}/src/deep/b.py"]

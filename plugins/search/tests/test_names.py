@@ -87,16 +87,18 @@ async def test_glob_search_anchoring(tree, call, ok):
         text = ok(await call("glob_search", {"directory": str(directory), "globs": globs}))
         return [line.removeprefix(f"{tree}/") for line in text.splitlines()]
 
-    assert await found(["*.py"]) == ["lib/deep/er/most.py", "lib/util.py", "src/app_test.py"]
+    assert await found(["*.py"]) == ["(no matches found)"]  # the directory's own files only
+    assert await found(["**/*.py"]) == ["lib/deep/er/most.py", "lib/util.py", "src/app_test.py"]
     assert await found(["lib/*.py"]) == ["lib/util.py"]
     assert await found(["**/*.tsx"]) == ["src/App.tsx", "src/components/Button.tsx"]
     assert await found(["src/**/*.{ts,tsx}"]) == ["src/App.tsx", "src/components/Button.tsx", "src/components/appbar/index.ts"]
     assert await found(["src/???.tsx", "lib/[u]til.py"]) == ["lib/util.py", "src/App.tsx"]
-    assert await found(["*.py"], tree / "lib") == ["lib/deep/er/most.py", "lib/util.py"]
+    assert await found(["*.py"], tree / "lib") == ["lib/util.py"]
+    assert await found(["**/*.py"], tree / "lib") == ["lib/deep/er/most.py", "lib/util.py"]
     assert await found([f"{tree}/src/*.tsx"], tree / "lib") == ["src/App.tsx"]
     assert await found(["../src/*.py"], tree / "lib") == ["src/app_test.py"]
     assert await found(["src/components/"]) == ["src/components/Button.tsx", "src/components/appbar/index.ts"]
-    assert await found([f"{tree}/lib", "components/"]) == [  # a directory named outright, or by name and '/'
+    assert await found([f"{tree}/lib", "**/components/"]) == [  # a directory named outright, or by name and '/'
         "lib/deep/er/most.py",
         "lib/util.py",
         "src/components/Button.tsx",
@@ -134,8 +136,17 @@ async def test_glob_search_honours_gitignore(tree, write, call, ok):
     write(tree, {".gitignore": "*.log\n", "lib/.gitignore": "!keep.log\n", "a.log": "", "lib/keep.log": "", "lib/drop.log": ""})
     text = ok(await call("glob_search", {"directory": str(tree), "globs": ["**/*.log"]}))
     assert text == f"{tree}/lib/keep.log"
-    text = ok(await call("glob_search", {"directory": str(tree), "globs": ["*.log"], "includeIgnored": True}))
+    text = ok(await call("glob_search", {"directory": str(tree), "globs": ["**/*.log"], "includeIgnored": True}))
     assert len(text.splitlines()) == 3
+
+
+async def test_a_relative_glob_is_anchored_to_the_directory(tree, write, call, ok):
+    # Seed 000: *.txt under sub matches sub/a.txt only; **/*.txt matches at any depth.
+    write(tree, {"sub/a.txt": "", "sub/nested/deep.txt": "", "top.txt": ""})
+    assert ok(await call("glob_search", {"directory": str(tree / "sub"), "globs": ["*.txt"]})) == f"{tree}/sub/a.txt"
+    text = ok(await call("glob_search", {"directory": str(tree / "sub"), "globs": ["**/*.txt"]}))
+    assert text.splitlines() == [f"{tree}/sub/a.txt", f"{tree}/sub/nested/deep.txt"]
+    assert ok(await call("glob_search", {"directory": str(tree), "globs": ["a.txt"]})) == "(no matches found)"
 
 
 async def test_glob_search_does_not_enter_links_out(tree, tmp_path, write, call, ok):

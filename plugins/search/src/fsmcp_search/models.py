@@ -50,8 +50,8 @@ class GlobSearchInput(ToolInput):
     directory: str = Field(description="Directory the globs are relative to: absolute, or relative to the workspace.")
     globs: list[str] = Field(
         min_length=1,
-        description="File globs: ** (any depth), * and ? (within a name), {a,b}, [abc]. Without '/' a glob matches file names at any depth (*.py); "
-        "with '/' it matches the path relative to directory (src/**/*.ts); an absolute glob (/srv/app/*.py) is used as given.",
+        description="File globs: ** (any depth), * and ? (within a name), {a,b}, [abc]. A relative glob matches the path relative to directory: "
+        "*.py the directory's own, **/*.py any depth, src/**/*.ts; an absolute glob (/srv/app/*.py) is used as given.",
     )
     exclude_globs: list[str] = Field(default_factory=list, description=_EXCLUDE)
     max: int = Field(1000, ge=0, description="Most files to list (0: no limit); a notice says how many more there are.")
@@ -76,8 +76,8 @@ class GrepFilesInput(ToolInput):
     )
     globs: list[str] | None = Field(
         None,
-        description="Files to search. A relative glob is anchored to directory (or to the workspace when directory is omitted); "
-        "without '/' it matches file names at any depth (*.py), with '/' the relative path (src/**/*.ts). An absolute glob is used as given.",
+        description="Files to search. A relative glob matches the path relative to directory (or to the workspace when directory is omitted): "
+        "*.py the directory's own, **/*.py any depth, src/**/*.ts. An absolute glob is used as given.",
     )
     exclude_globs: list[str] = Field(default_factory=list, description=_EXCLUDE)
     case_insensitive: bool = Field(False, description="Match letters regardless of case (grep -i).")

@@ -23,7 +23,7 @@ TOOLS = [
         name="glob_search",
         title="Find files by glob",
         description="Find files (not directories) matching globs: ** any depth, * and ? within a name, {a,b}, [abc]. "
-        "A glob without '/' matches file names at any depth (*.py); with '/' it is relative to directory (src/**/*.ts); an absolute glob is used as given. "
+        "A relative glob matches the path relative to directory: *.py its own files, **/*.py any depth, src/**/*.ts; an absolute glob is used as given. "
         "Output: one absolute path per line, sorted, at most max (default 1000) with a notice past it, or (no matches found). "
         "To search file contents use grep_files. " + _IGNORES,
         input_model=GlobSearchInput,
