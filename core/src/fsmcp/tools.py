@@ -88,7 +88,7 @@ class Tool:
 
     def input_schema(self) -> dict[str, Any]:
         schema = self.input_model.model_json_schema(by_alias=True)
-        _drop_titles(schema)
+        _compact(schema)
         schema.setdefault("properties", {})
         return schema
 
@@ -108,9 +108,10 @@ class Tool:
         listing["description"] = self.description
         listing["inputSchema"] = self.input_schema()
         if self.output_model is not None:
-            listing["outputSchema"] = self.output_model.model_json_schema(by_alias=True)
+            listing["outputSchema"] = output = self.output_model.model_json_schema(by_alias=True)
+            _compact(output, optional_is_absent=False)  # a result may well hold a null
+        # The title is the tool's own field; a copy among the annotations would be sent twice.
         listing["annotations"] = {
-            **({"title": self.title} if self.title else {}),
             "readOnlyHint": a.read_only,
             "destructiveHint": a.destructive,
             "idempotentHint": a.idempotent,
@@ -119,16 +120,27 @@ class Tool:
         return listing
 
 
-def _drop_titles(schema: Any) -> None:
-    # pydantic titles every property with its own name: noise the model pays for in tokens.
+def _compact(schema: Any, optional_is_absent: bool = True) -> None:
+    """A schema without what the model pays for in tokens and learns nothing from.
+
+    pydantic titles every property with its own name, and writes an optional field as
+    ``anyOf: [T, null]`` with ``default: null``: an optional field is one left out of
+    ``required``, so in arguments it becomes plain ``T`` (a client that sends null is still
+    accepted); in a result, where null is a value, it stays.
+    """
     if isinstance(schema, dict):
         schema.pop("title", None)
+        either = schema.get("anyOf")
+        if optional_is_absent and isinstance(either, list) and {"type": "null"} in either and len(either) == 2:
+            del schema["anyOf"]
+            schema.update(next(s for s in either if s != {"type": "null"}))
+            schema.pop("default", None)
         for key, value in schema.items():
             if key in ("properties", "$defs") and isinstance(value, dict):
                 for sub in value.values():
-                    _drop_titles(sub)
+                    _compact(sub, optional_is_absent)
             else:
-                _drop_titles(value)
+                _compact(value, optional_is_absent)
     elif isinstance(schema, list):
         for value in schema:
-            _drop_titles(value)
+            _compact(value, optional_is_absent)

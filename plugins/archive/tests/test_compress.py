@@ -37,7 +37,8 @@ async def test_members_are_named_from_each_inputs_parent(server, project):
 async def test_globs_are_matched_from_the_workspace_and_keep_their_paths(server, project):
     async with server() as s:
         text = await s.ok("compress_files", files=["src/**/*.py", "*.md"], output="out.zip")
-    assert names(project / "out.zip") == ["src/app.py", "src/util/io.py", "README.md"]
+        await s.ok("compress_files", paths=["src/**/*.py", "*.md"], output="same.zip")  # paths, as elsewhere; files is the old name
+    assert names(project / "out.zip") == names(project / "same.zip") == ["src/app.py", "src/util/io.py", "README.md"]
     assert text.endswith(" bytes) from 3 members (36 bytes): 3 files, 0 directories")
 
 

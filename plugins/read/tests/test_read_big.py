@@ -100,4 +100,4 @@ async def test_a_capped_recursive_listing_of_20000_files_stops_walking_at_the_cu
     assert len(lines) == 51
     # The rest of dir000 and the 199 directories beside it were read before the cut; none of
     # those is entered after it.
-    assert lines[-1].startswith("[truncated: showed 50 of at least 300 entries (maxEntries 50); at least 250 left out.")
+    assert lines[-1].startswith("[truncated: showed 50 of at least 300 entries (maxResults 50); at least 250 left out.")

@@ -67,11 +67,12 @@ async def test_exclude_globs(layout, call, texts, args, expected):
 
 
 async def test_max_entries_says_how_many_were_left_out(layout, call, texts):
-    text = texts(await call("list_directory", {"path": ".", "maxEntries": 2}))[0]
+    text = texts(await call("list_directory", {"path": ".", "maxResults": 2}))[0]
+    assert text == texts(await call("list_directory", {"path": ".", "maxEntries": 2}))[0]  # the old name, still accepted
     assert text.splitlines()[:2] == ["[FILE] a.md", "[FILE] b.txt"]
     assert text.splitlines()[2] == (
-        '[truncated: showed 2 of 7 entries (maxEntries 2); 5 left out. To see the rest: list a subdirectory, '
-        'add excludeGlobs (e.g. "node_modules") or raise maxEntries]'
+        '[truncated: showed 2 of 7 entries (maxResults 2); 5 left out. To see the rest: list a subdirectory, '
+        'add excludeGlobs (e.g. "node_modules") or raise maxResults]'
     )
 
 

@@ -117,7 +117,7 @@ async def test_glob_search_max(tree, call, ok):
     assert text.splitlines() == [
         f"{tree}/.github/workflows/ci.yml",
         f"{tree}/README.md",
-        "[showing the first 2 of 8 files (max 2); pass max: 0 to list them all, or narrow the globs]",
+        "[showing the first 2 of 8 files (maxResults 2); pass maxResults: 0 to list them all, or narrow the globs]",
     ]
     text = ok(await call("glob_search", {"directory": str(tree), "globs": ["**"], "max": 0}))
     assert len(text.splitlines()) == 8
@@ -158,7 +158,8 @@ async def test_glob_search_does_not_enter_links_out(tree, tmp_path, write, call,
 async def test_glob_search_single_glob_string_and_requirements(tree, call, ok, failure):
     assert ok(await call("glob_search", {"directory": str(tree), "globs": "*.md"})) == f"{tree}/README.md"
     assert failure(await call("glob_search", {"directory": str(tree), "globs": []}))[0] == "INVALID_PARAMS"
-    assert failure(await call("glob_search", {"globs": ["*"]}))[0] == "INVALID_PARAMS"
+    # directory is optional in every search tool: without it, the workspace
+    assert ok(await call("glob_search", {"globs": ["*.md"]})) == f"{tree}/README.md"
 
 
 async def test_lists_stay_within_the_budget(root, write, call, ok):
@@ -167,3 +168,9 @@ async def test_lists_stay_within_the_budget(root, write, call, ok):
     assert len(text) <= 2000 and "[truncated: showed" in text and "excludeGlobs" in text
     text = ok(await call("search_files", {"directory": str(root), "nameContains": "file"}, budget=2000))
     assert len(text) <= 2000 and "[truncated: showed" in text
+
+
+async def test_the_directory_defaults_to_the_workspace_and_the_cap_is_max_results(tree, call, ok):
+    assert ok(await call("search_files", {"nameContains": "util"})) == f"{tree}/lib/util.py"
+    lines = ok(await call("glob_search", {"globs": ["**/*.py"], "maxResults": 1})).splitlines()
+    assert lines == [f"{tree}/lib/deep/er/most.py", "[showing the first 1 of 3 files (maxResults 1); pass maxResults: 0 to list them all, or narrow the globs]"]

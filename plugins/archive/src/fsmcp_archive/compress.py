@@ -25,7 +25,7 @@ def compress_files(args: CompressInput, ctx: ToolContext) -> ToolResult:
     if existing is not None and not args.overwrite:
         raise ToolError(ErrorCode.ALREADY_EXISTS, f"{output} already exists; pass overwrite: true to replace it, or choose another output")
     progress = Progress(ctx, "collecting files")
-    inputs = gather(ctx, args.files, output.path, progress)
+    inputs = gather(ctx, args.paths, output.path, progress)
     progress.start("archiving", len(inputs.items) + inputs.bytes)
     notes: list[str] = []
     written = _Counted(chunks(fmt, inputs.items, lambda item: ctx.fs.open_read(item.path), progress, notes))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from fsmcp import ToolInput
 from pydantic import Field
@@ -11,7 +11,9 @@ Format = Literal["zip", "tar", "tar.gz", "tar.bz2", "tar.xz"]
 
 
 class CompressInput(ToolInput):
-    files: list[str] = Field(
+    aliases: ClassVar[dict[str, str]] = {"files": "paths"}
+
+    paths: list[str] = Field(
         min_length=1,
         description="Files, directories and globs to put in the archive (absolute, or relative to the workspace). "
         "A directory is stored with everything in it; a glob (*, ?, [..], {a,b}, ** for any depth) takes what it matches.",

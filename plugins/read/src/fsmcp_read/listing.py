@@ -1,4 +1,4 @@
-"""list_directory: one line per entry, flat or recursive, capped by maxEntries and the budget."""
+"""list_directory: one line per entry, flat or recursive, capped by maxResults and the budget."""
 
 from __future__ import annotations
 
@@ -53,8 +53,8 @@ def list_directory(args: ListDirectoryInput, ctx: ToolContext) -> ToolResult:
         total += 1
         if why is None:
             line = entry_line(rel, entry, args.sizes)
-            if len(lines) >= args.max_entries:
-                why = f"maxEntries {args.max_entries}"
+            if len(lines) >= args.max_results:
+                why = f"maxResults {args.max_results}"
             elif used + len(line) + 1 > limit:
                 why = f"output budget {ctx.budget:,} characters"
             else:
@@ -83,8 +83,8 @@ def list_directory(args: ListDirectoryInput, ctx: ToolContext) -> ToolResult:
         hints = ["list a subdirectory", "add excludeGlobs (e.g. \"node_modules\")"]
         if args.recursive:
             hints.append("drop recursive")
-        if why.startswith("maxEntries"):
-            hints.append("raise maxEntries")
+        if why.startswith("maxResults"):
+            hints.append("raise maxResults")
         text += (
             f"\n[truncated: showed {len(lines):,} of {of} entries ({why}); {'at least ' if not complete else ''}{left:,} left out. "
             f"To see the rest: {', '.join(hints[:-1])} or {hints[-1]}]"

@@ -77,11 +77,11 @@ class ReadMultipleInput(ToolInput):
 
 
 class ListDirectoryInput(ToolInput):
-    aliases: ClassVar[dict[str, str]] = {"dir": "path", "excludePatterns": "excludeGlobs"}
+    aliases: ClassVar[dict[str, str]] = {"dir": "path", "excludePatterns": "excludeGlobs", "maxEntries": "maxResults"}
 
     path: str = Field(".", description="Directory to list: absolute, or relative to the workspace.")
     recursive: bool = Field(False, description="List everything below, as paths relative to the directory.")
-    max_entries: int = Field(1000, ge=1, description="Most entries to show; a notice says how many more there are.")
+    max_results: int = Field(1000, ge=1, description="Most entries to show; a notice says how many more there are.")
     sizes: bool = Field(False, description="Show each file's size in bytes.")
     exclude_globs: list[str] = Field(
         default_factory=list,

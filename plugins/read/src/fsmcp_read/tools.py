@@ -39,7 +39,7 @@ TOOLS = [
         "list_directory",
         "List a directory, one '[FILE] name', '[DIR] name' or '[LINK] name -> target' line per entry, sorted "
         "by name. recursive lists everything below as relative paths; sizes adds file sizes in bytes; "
-        "excludeGlobs leaves entries out; maxEntries caps the list with a notice of how many were left out.",
+        "excludeGlobs leaves entries out; maxResults caps the list with a notice of how many were left out.",
         ListDirectoryInput,
         "fsmcp_read.listing:list_directory",
         READ_ONLY,

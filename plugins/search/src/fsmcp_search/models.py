@@ -12,6 +12,7 @@ MAX_CONTEXT_LINES = 50
 MAX_RESULTS = 10_000
 
 _EXCLUDE = "Globs of paths to leave out. Without '/' a glob matches a file or directory name at any depth (node_modules, *.min.js); with '/' it matches the path relative to the directory (src/gen/**). A matching directory is skipped with everything under it."
+_DIRECTORY = "Directory to search recursively (default: the workspace); relative globs are anchored to it."
 _IGNORED = "Also search what .gitignore files (and .git/info/exclude) leave out, and the .git directory itself."
 
 
@@ -23,7 +24,7 @@ def _one_or_many(value: Any) -> Any:
 class SearchFilesInput(ToolInput):
     aliases: ClassVar[dict[str, str]] = {"path": "directory", "pattern": "nameContains", "excludePatterns": "excludeGlobs"}
 
-    directory: str = Field(description="Directory to search, recursively: absolute, or relative to the workspace.")
+    directory: str | None = Field(None, description=_DIRECTORY)
     name_contains: str = Field(
         min_length=1,
         description="Literal text (not a glob, not a regex) looked for, case-insensitively, in each file and directory name.",
@@ -45,16 +46,16 @@ class SearchFilesInput(ToolInput):
 
 
 class GlobSearchInput(ToolInput):
-    aliases: ClassVar[dict[str, str]] = {"path": "directory", "pattern": "globs", "excludePatterns": "excludeGlobs"}
+    aliases: ClassVar[dict[str, str]] = {"path": "directory", "pattern": "globs", "excludePatterns": "excludeGlobs", "max": "maxResults"}
 
-    directory: str = Field(description="Directory the globs are relative to: absolute, or relative to the workspace.")
+    directory: str | None = Field(None, description=_DIRECTORY)
     globs: list[str] = Field(
         min_length=1,
         description="File globs: ** (any depth), * and ? (within a name), {a,b}, [abc]. A relative glob matches the path relative to directory: "
         "*.py the directory's own, **/*.py any depth, src/**/*.ts; an absolute glob (/srv/app/*.py) is used as given.",
     )
     exclude_globs: list[str] = Field(default_factory=list, description=_EXCLUDE)
-    max: int = Field(1000, ge=0, description="Most files to list (0: no limit); a notice says how many more there are.")
+    max_results: int = Field(1000, ge=0, description="Most files to list (0: no limit); a notice says how many more there are.")
     include_ignored: bool = Field(False, description=_IGNORED)
 
     @field_validator("globs", "exclude_globs", mode="before")
@@ -71,9 +72,7 @@ class GrepFilesInput(ToolInput):
         description="ECMAScript (JavaScript) regex searched for in file contents, one line at a time. "
         "Escape metacharacters (\\. \\* \\() to search for literal text. Lookaround and backreferences are not supported.",
     )
-    directory: str | None = Field(
-        None, description="Directory to search recursively: absolute, or relative to the workspace. Give it, globs, or both."
-    )
+    directory: str | None = Field(None, description=_DIRECTORY)
     globs: list[str] | None = Field(
         None,
         description="Files to search. A relative glob matches the path relative to directory (or to the workspace when directory is omitted): "

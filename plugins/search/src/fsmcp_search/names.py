@@ -83,9 +83,11 @@ async def glob_search(args: GlobSearchInput, ctx: ToolContext) -> str:
         return no_matches(where.skipped)
     matched = sorted(found)
     notes = []
-    if args.max and len(matched) > args.max:
-        notes.append(f"[showing the first {args.max:,} of {len(matched):,} files (max {args.max}); pass max: 0 to list them all, or narrow the globs]")
-        matched = matched[: args.max]
+    if args.max_results and len(matched) > args.max_results:
+        notes.append(
+            f"[showing the first {args.max_results:,} of {len(matched):,} files (maxResults {args.max_results}); pass maxResults: 0 to list them all, or narrow the globs]"
+        )
+        matched = matched[: args.max_results]
     if where.skipped:
         notes.append(skipped_note(where.skipped))
     return path_list(matched, ctx.budget, _NARROW, notes)
