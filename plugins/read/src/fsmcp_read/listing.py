@@ -51,6 +51,9 @@ def list_directory(args: ListDirectoryInput, ctx: ToolContext) -> ToolResult:
     why: str | None = None
     for rel, entry in entries:
         total += 1
+        if total % 1000 == 0:
+            ctx.check_cancelled()
+            ctx.progress(total, None, f"{total:,} entries listed")
         if why is None:
             line = entry_line(rel, entry, args.sizes)
             if len(lines) >= args.max_results:
@@ -66,9 +69,6 @@ def list_directory(args: ListDirectoryInput, ctx: ToolContext) -> ToolResult:
                 # Past the cut, only the directories already read are counted: a capped
                 # listing of a huge tree costs what it shows, and the count says "at least".
                 walk.descend = False
-        if total % 1000 == 0:
-            ctx.check_cancelled()
-            ctx.progress(total, None, f"{total:,} entries listed")
     complete = walk is None or not walk.unentered
 
     data = {"path": str(path), "entries": facts, "truncated": why is not None, "total": total, "totalIsExact": complete}
