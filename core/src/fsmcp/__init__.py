@@ -11,6 +11,7 @@ from .config import options_error, plugin_options
 from .context import ToolContext
 from .errors import ErrorCode, ToolError
 from .fs import Entry, FileSystem, kind_of
+from .programs import start_program
 from .snapshot import Snapshot
 from .globs import GlobFilter, compile_globs
 from .hooks import hookimpl, hookspec
@@ -48,6 +49,7 @@ __all__ = [
     "number_runs",
     "options_error",
     "plugin_options",
+    "start_program",
     "hookimpl",
     "kind_of",
     "hookspec",

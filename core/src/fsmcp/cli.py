@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import console
-from .config import TRANSPORTS, ConfigError, Settings, build_settings, load_toml
+from .config import SANDBOX_MODES, TRANSPORTS, ConfigError, Settings, build_settings, load_toml
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -35,6 +35,7 @@ def _parser() -> argparse.ArgumentParser:
     options.add_argument("--require-workspace", action="store_true", default=None, help="refuse every path until the client calls set_workspace")
     options.add_argument("--budget", type=int, metavar="CHARS", help="the most text characters one result carries (default: 80000)")
     options.add_argument("--journal", metavar="DIR|off", help="the change journal's directory (default: $XDG_STATE_HOME/fsmcp/journal), or off")
+    options.add_argument("--sandbox", choices=SANDBOX_MODES, help="confine started programs with Landlock: auto (default; warns where the kernel cannot), require (else withhold the tools that start programs), off")
     options.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"], help="stderr log level")
     roots = argparse.ArgumentParser(add_help=False)
     roots.add_argument("roots", nargs="*", metavar="DIR[:ro]", help="allowed root directories (default: the current directory); DIR:ro makes one read-only")
@@ -73,6 +74,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         "require_workspace": args.require_workspace,
         "budget": args.budget,
         "journal": args.journal,
+        "sandbox": args.sandbox,
     }
     for name in ("transport", "host", "port", "token_file", "allow_hosts", "allow_origins"):
         cli_values[name] = getattr(args, name, None)
@@ -104,6 +106,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{tool.name:<28} {tool.plugin}")
         return 0
     if args.command == "plugins":
+        console.say(host.sandbox.describe())
         offered_tools = set(host.tools)
         for info in sorted(host.plugins, key=lambda i: (i.status == "default", i.name)):
             version = f"{info.distribution} {info.version}" if info.distribution else "built in"
@@ -156,8 +159,13 @@ def _serve(host: Host) -> int:
 
     from .stdio import serve_stdio
 
-    console.say(f"serving {len(host.tools)} tools over stdio on {roots}")
+    console.say(f"serving {len(host.tools)} tools over stdio on {roots}{_programs(host)}")
     return _run(serve_stdio, host)
+
+
+def _programs(host: Host) -> str:
+    """The start-up line's word on confinement, when some offered tool starts programs."""
+    return f"; {host.sandbox.describe()}" if any(t.starts_programs for t in host.tools.values()) else ""
 
 
 def _serve_http(host: Host, roots: str) -> int:
@@ -175,7 +183,7 @@ def _serve_http(host: Host, roots: str) -> int:
             listener.address,
         )
     # Printed once the socket listens: from here on a client's request waits for the app, never fails.
-    console.say(f"serving {len(host.tools)} tools over HTTP at {listener.url} on {roots}")
+    console.say(f"serving {len(host.tools)} tools over HTTP at {listener.url} on {roots}{_programs(host)}")
     return _run(serve_http, host, token, listener)
 
 

@@ -14,6 +14,7 @@ T = TypeVar("T")
 
 DEFAULT_BUDGET = 80_000
 TRANSPORTS = ("stdio", "http")
+SANDBOX_MODES = ("auto", "require", "off")
 
 
 class ConfigError(Exception):
@@ -53,6 +54,10 @@ class Settings:
     """Bytes of saved files the journal keeps at most, oldest changes dropped first."""
     journal_max_changes: int = 1000
     """Changes the journal keeps at most, oldest dropped first."""
+    sandbox: str = "auto"
+    """Confining started programs with Landlock: ``auto`` (where the kernel can, warning once
+    where it cannot), ``require`` (tools that start programs are withheld where it cannot) or
+    ``off``."""
     plugins: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def options(self, plugin: str) -> dict[str, Any]:
@@ -151,6 +156,8 @@ def _check(settings: Settings) -> None:
         raise ConfigError("require_workspace must be true or false")
     if settings.transport not in TRANSPORTS:
         raise ConfigError(f"transport must be one of {', '.join(TRANSPORTS)}, not {settings.transport!r}")
+    if settings.sandbox not in SANDBOX_MODES:
+        raise ConfigError(f"sandbox must be one of {', '.join(SANDBOX_MODES)}, not {settings.sandbox!r}")
     if not isinstance(settings.port, int) or not 0 <= settings.port <= 65535:
         raise ConfigError("port must be a whole number from 0 to 65535 (0: any free port)")
     if not isinstance(settings.host, str) or not settings.host:

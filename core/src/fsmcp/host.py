@@ -18,6 +18,7 @@ from .errors import ErrorCode, ToolError
 from .fs import FileSystem, os_error
 from .invalid import describe_invalid
 from .limits import check_length
+from .programs import Sandbox
 from .plugins import PluginError, PluginInfo, collect_tools, load_plugins, offered
 from .journal import NAME as JOURNAL
 from .results import Text, ToolResult
@@ -48,7 +49,8 @@ class Host:
             self.registered = collect_tools(pm, plugins, settings)
         except PluginError as exc:
             raise HostError(str(exc)) from None
-        self.tools = offered(self.registered, settings)
+        self.sandbox = Sandbox.of(settings)
+        self.tools, self.sandbox_notice = self.sandbox.gate(offered(self.registered, settings))
         self.journal = pm.get_plugin(JOURNAL)
         self.in_flight: set[ToolContext] = set()
         """Calls whose tool is still running, including abandoned workers of cancelled calls."""
@@ -71,6 +73,8 @@ class Host:
         pm, plugins = load_plugins(settings, extra=extra_plugins, entry_points=entry_points)
         host = cls(settings, pm, plugins, roots)
         host._check_names()
+        if host.sandbox_notice:
+            log.warning(host.sandbox_notice)
         if not host.tools:
             log.warning(
                 "no tool is offered; install plugins into the environment fsmcp runs in "

@@ -84,6 +84,9 @@ class Tool:
     annotations: Annotations = READ_ONLY
     title: str | None = None
     output_model: type[BaseModel] | None = None
+    starts_programs: bool = False
+    """The tool starts external programs (through :func:`fsmcp.start_program`): with
+    ``sandbox = "require"`` on a kernel that cannot confine them, it is not offered."""
     plugin: str = field(default="", compare=False)
 
     def input_schema(self) -> dict[str, Any]:

@@ -76,15 +76,15 @@ def failure():
 
 @pytest.fixture
 def spawned(monkeypatch):
-    """Every argv the plugin hands to the operating system, in order."""
+    """Every argv the plugin hands to the host to start, in order."""
     calls: list[list[str]] = []
-    real = anyio.open_process
+    real = fsmcp_shell.process.start_program
 
-    async def recording(command, **kwargs):
-        calls.append(list(command))
-        return await real(command, **kwargs)
+    async def recording(ctx, argv, **kwargs):
+        calls.append(list(argv))
+        return await real(ctx, argv, **kwargs)
 
-    monkeypatch.setattr(fsmcp_shell.process.anyio, "open_process", recording)
+    monkeypatch.setattr(fsmcp_shell.process, "start_program", recording)
     return calls
 
 

@@ -152,7 +152,7 @@ async def grep_files(args: GrepFilesInput, ctx: ToolContext) -> str:
         flags.append("--ignore-case")
     if where.paths or where.files:
         async with ripgrep.progress(ctx, collector.describe), ripgrep.run(
-            [*flags, "--regexp", pattern, *where.ripgrep_args()], cwd=where.anchor, stdin=where.ignore_rules
+            ctx, [*flags, "--regexp", pattern, *where.ripgrep_args()], cwd=where.anchor, stdin=where.ignore_rules
         ) as rg:
             finished = await ripgrep.drain(rg, b"\n", collector.feed)
             code, stderr = await rg.finish() if finished else (0, "")

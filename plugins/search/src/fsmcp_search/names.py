@@ -31,7 +31,7 @@ async def _list_files(ctx: ToolContext, where: scope.Scope, keep: Callable[[str]
         return
     args = ["--files", "--null", "--no-messages", *where.ripgrep_args()]
     async with ripgrep.progress(ctx, lambda: f"{listed:,} files walked so far"), ripgrep.run(
-        args, cwd=where.anchor, stdin=where.ignore_rules
+        ctx, args, cwd=where.anchor, stdin=where.ignore_rules
     ) as rg:
         await ripgrep.drain(rg, b"\0", feed)
         code, stderr = await rg.finish()

@@ -15,7 +15,7 @@ from importlib import metadata
 import anyio
 import anyio.abc
 
-from fsmcp import ErrorCode, ToolContext, ToolError
+from fsmcp import ErrorCode, ToolContext, ToolError, start_program
 
 PROGRESS_EVERY = 1.0
 """Seconds between progress notifications while ripgrep runs."""
@@ -75,15 +75,10 @@ class Ripgrep:
 
 
 @asynccontextmanager
-async def run(args: list[str], *, cwd: str, stdin: str = "") -> AsyncIterator[Ripgrep]:
-    process = await anyio.open_process(
-        [binary(), *args],
-        stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        cwd=cwd,
-        env=_environment(),
-        start_new_session=True,
+async def run(ctx: ToolContext, args: list[str], *, cwd: str, stdin: str = "") -> AsyncIterator[Ripgrep]:
+    """ripgrep started through the host, so that it reads beneath the roots and nowhere else."""
+    process = await start_program(
+        ctx, ["rg", *args], executable=binary(), cwd=cwd, env=_environment(), stdin=subprocess.PIPE if stdin else subprocess.DEVNULL
     )
     try:
         if stdin:

@@ -18,6 +18,7 @@ TOOLS = [
         input_model=SearchFilesInput,
         function="fsmcp_search.names:search_files",
         annotations=READ_ONLY,
+        starts_programs=True,
     ),
     Tool(
         name="glob_search",
@@ -29,6 +30,7 @@ TOOLS = [
         input_model=GlobSearchInput,
         function="fsmcp_search.names:glob_search",
         annotations=READ_ONLY,
+        starts_programs=True,
     ),
     Tool(
         name="grep_files",
@@ -43,5 +45,6 @@ TOOLS = [
         input_model=GrepFilesInput,
         function="fsmcp_search.grep:grep_files",
         annotations=READ_ONLY,
+        starts_programs=True,
     ),
 ]

@@ -50,6 +50,7 @@ class ShellOptions(BaseModel):
     allow: tuple[str, ...] = DEFAULT_ALLOW
     allow_unconfined: bool = False
     allow_shell: bool = False
+    allow_network: bool = False
     read_only_commands: tuple[str, ...] = ()
     max_timeout: float = Field(60, gt=0)
     kill_grace: float = Field(3, ge=0)

@@ -11,12 +11,13 @@ from __future__ import annotations
 import codecs
 import os
 import signal
-import subprocess
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 import anyio
 import anyio.abc
+
+from fsmcp import ToolContext, start_program
 
 DRAIN_AFTER_EXIT = 1.0
 """Seconds to collect output still in the pipes once the group is gone."""
@@ -75,8 +76,12 @@ class Finished:
 
 
 async def execute(
+    ctx: ToolContext,
     argv: list[str],
     *,
+    program: str,
+    writes: bool,
+    network: bool,
     cwd: str,
     env: dict[str, str],
     timeout: float,
@@ -84,16 +89,13 @@ async def execute(
     cap: int,
     tick: Callable[[float], Awaitable[None]] | None = None,
 ) -> Finished:
-    """Run ``argv`` to its end or to ``timeout`` seconds (then SIGTERM, ``grace``, SIGKILL)."""
-    process = await anyio.open_process(
-        argv,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        cwd=cwd,
-        env=env,
-        start_new_session=True,
-    )
+    """Run ``argv`` to its end or to ``timeout`` seconds (then SIGTERM, ``grace``, SIGKILL).
+
+    It starts through the host, confined: ``writes`` beneath the read-write roots or not at all,
+    TCP only with ``network``, and it may run the programs on its PATH.
+    """
+    runs = [d for d in env.get("PATH", "").split(os.pathsep) if d]
+    process = await start_program(ctx, argv, executable=program, cwd=cwd, env=env, writes=writes, network=network, runs=runs)
     assert process.stdout is not None and process.stderr is not None
     out, err = Captured(cap), Captured(cap)
     timed_out = False

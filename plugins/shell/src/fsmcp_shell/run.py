@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 
 import anyio
 
-from fsmcp import Access, ErrorCode, ResolvedPath, ToolContext, ToolError, ToolResult
+from fsmcp import Access, ErrorCode, ResolvedPath, ToolContext, ToolError, ToolResult, start_program
 
 from .argv import Refused, parse
 from .models import RunCommandInput, RunShellInput
@@ -47,10 +47,10 @@ async def run_command(args: RunCommandInput, ctx: ToolContext) -> ToolResult:
     path = search_path(options, ctx)
     program = locate(command, path, ctx)
     env = environment(options, path)
-    sandbox = ["--sandbox"] if spec.sandbox and await _has_sandbox(program, env) else []
+    sandbox = ["--sandbox"] if spec.sandbox and await _has_sandbox(ctx, program, env) else []
     argv = [command, *sandbox, *parsed.added, *args.args]
     done = await execute(
-        argv, cwd=str(cwd.path), env=env, timeout=timeout, grace=options.kill_grace, cap=args.max_output_bytes,
+        ctx, argv, program=program, writes=not read_only, network=options.allow_network, cwd=str(cwd.path), env=env, timeout=timeout, grace=options.kill_grace, cap=args.max_output_bytes,
         tick=_progress(ctx, command, timeout),
     )
     return report(done, command=command, args=args.args, cwd=str(cwd.path), timeout=timeout, grace=options.kill_grace, budget=ctx.budget)
@@ -64,7 +64,7 @@ async def run_shell(args: RunShellInput, ctx: ToolContext) -> ToolResult:
     timeout = _timeout(args.timeout, options)
     env = environment(options, search_path(options, ctx))
     done = await execute(
-        [SHELL, "-c", args.command], cwd=str(cwd.path), env=env, timeout=timeout, grace=options.kill_grace,
+        ctx, [SHELL, "-c", args.command], program=SHELL, writes=True, network=options.allow_network, cwd=str(cwd.path), env=env, timeout=timeout, grace=options.kill_grace,
         cap=args.max_output_bytes, tick=_progress(ctx, "the shell command", timeout),
     )
     return report(done, command=SHELL, args=["-c", args.command], cwd=str(cwd.path), timeout=timeout, grace=options.kill_grace, budget=ctx.budget)
@@ -116,13 +116,20 @@ def _progress(ctx: ToolContext, what: str, timeout: float) -> Callable[[float], 
     return tick
 
 
-async def _has_sandbox(program: str, env: dict[str, str]) -> bool:
+async def _has_sandbox(ctx: ToolContext, program: str, env: dict[str, str]) -> bool:
     """Whether ``program --sandbox`` is understood (GNU sed, gawk: no file writes, reads or commands
     from the script), a second wall behind this plugin's own script checks."""
     if program not in _sandbox_support:
+        cwd = str(ctx.fs.roots.workspace)
         try:
             with anyio.fail_after(5):
-                probe = await anyio.run_process([program, "--sandbox", "--version"], stdin=subprocess.DEVNULL, env=env, check=False)
+                probe = await start_program(
+                    ctx, [program, "--sandbox", "--version"], executable=program, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+                )
+                try:
+                    await probe.wait()
+                finally:
+                    await probe.aclose()
             _sandbox_support[program] = probe.returncode == 0
         except (OSError, TimeoutError):
             _sandbox_support[program] = False

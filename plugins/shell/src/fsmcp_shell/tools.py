@@ -34,6 +34,7 @@ def tools_for(settings: Settings) -> list[Tool]:
             input_model=RunCommandInput,
             function="fsmcp_shell.run:run_command",
             annotations=READ_ONLY if only_reads else DESTRUCTIVE,
+            starts_programs=True,
         )
     ]
     if options.allow_shell:
@@ -47,6 +48,7 @@ def tools_for(settings: Settings) -> list[Tool]:
                 input_model=RunShellInput,
                 function="fsmcp_shell.run:run_shell",
                 annotations=DESTRUCTIVE,
+                starts_programs=True,
             )
         )
     return tools

@@ -1,0 +1,187 @@
+"""The one way a plugin starts an external program: :func:`start_program`.
+
+Every program runs confined by Landlock where the kernel has it: it may read and run what lies
+beneath the roots and the system directories below, write (when the caller says it writes)
+beneath the read-write roots and to ``/dev/null``, and nothing else; TCP is denied unless the
+caller allows network. The kernel checks every open the program makes, whatever path it built,
+whichever links it followed, so a directory swapped for a link between the server's check and
+the program's open leads nowhere.
+
+The server is threaded, so nothing runs between ``fork`` and ``exec`` but what ``subprocess``
+does itself: the child is the launcher (``launch.py``, a fresh interpreter), which confines
+itself with the ruleset the server built and then becomes the program.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import IO, TYPE_CHECKING, Any
+
+import anyio
+import anyio.abc
+
+from . import landlock, launch
+from .errors import ErrorCode, ToolError
+
+if TYPE_CHECKING:
+    from .config import Settings
+    from .context import ToolContext
+    from .tools import Tool
+
+MODES = ("auto", "require", "off")
+
+SYSTEM_DIRS = {
+    "/usr": "programs, the dynamic loader and shared libraries, locales (/usr/lib/locale, /usr/share/locale), "
+    "time zones (/usr/share/zoneinfo), magic and other data files of the C library and tools",
+    "/bin": "programs (on merged-/usr systems a link to /usr/bin)",
+    "/sbin": "programs (a link to /usr/sbin on merged-/usr systems)",
+    "/lib": "the dynamic loader and shared libraries (a link into /usr on merged-/usr systems)",
+    "/lib64": "the 64-bit dynamic loader named in every x86-64 program (/lib64/ld-linux-x86-64.so.2)",
+    "/lib32": "32-bit libraries, where installed",
+    "/opt": "programs installed outside the package manager's tree, where present",
+    "/sys/devices/system/cpu": "the CPU count the C library's sysconf and a program's thread pool read",
+}
+"""Read and execute: what a program needs in order to be loaded and run."""
+
+ETC_FILES = {
+    "/etc/ld.so.cache": "the dynamic loader's index of shared libraries",
+    "/etc/ld.so.preload": "libraries the loader must preload, where the system has any",
+    "/etc/localtime": "the time zone (dates in ls -l, find -printf, stat)",
+    "/etc/nsswitch.conf": "where the C library looks users and groups up",
+    "/etc/passwd": "user names for file owners (ls -l, stat, find -user)",
+    "/etc/group": "group names for file groups",
+    "/etc/magic": "the local additions to file's magic database",
+}
+"""Read only: the files under /etc the C library and the allowed tools read. The rest of /etc
+(host keys, credentials, configuration) stays out of reach."""
+
+NETWORK_FILES = {
+    "/etc/resolv.conf": "the name servers",
+    "/etc/hosts": "static host names",
+    "/etc/host.conf": "the resolver's options",
+    "/etc/gai.conf": "address ordering for getaddrinfo",
+    "/etc/services": "port names",
+    "/etc/protocols": "protocol names",
+    "/etc/ssl": "certificate authorities for TLS",
+    "/etc/ca-certificates": "certificate authorities for TLS",
+}
+"""Read only, and only when the program is allowed network."""
+
+DEVICES_READ = {
+    "/dev/zero": "zeros",
+    "/dev/urandom": "random bytes (where getrandom is not used)",
+    "/dev/random": "random bytes",
+}
+DEVICES_WRITE = {"/dev/null": "discarded output, read as empty input"}
+
+_LAUNCHER = launch.__file__
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """What the operator asked for (``mode``) and what the kernel offers (``abi``, 0 for none)."""
+
+    mode: str
+    abi: int
+
+    @classmethod
+    def of(cls, settings: Settings) -> Sandbox:
+        return cls(settings.sandbox, 0 if settings.sandbox == "off" else landlock.abi())
+
+    @property
+    def confines(self) -> bool:
+        return self.mode != "off" and self.abi > 0
+
+    def describe(self) -> str:
+        """Whether programs are confined, for the start-up line and ``fsmcp plugins``."""
+        if self.confines:
+            return f"programs confined by Landlock ABI {self.abi}"
+        if self.mode == "off":
+            return "programs NOT confined (sandbox = off)"
+        return f"programs NOT confined: this kernel offers no Landlock (sandbox = {self.mode})"
+
+    def gate(self, tools: dict[str, Tool]) -> tuple[dict[str, Tool], str | None]:
+        """The tools to offer, and what to say about it on stderr at start-up (once), if anything.
+
+        ``require`` on a kernel without Landlock withholds every tool that starts programs;
+        ``auto`` offers them unconfined and warns.
+        """
+        starting = sorted(name for name, tool in tools.items() if tool.starts_programs)
+        if self.confines or self.mode == "off" or not starting:
+            return tools, None
+        if self.mode == "require":
+            kept = {name: tool for name, tool in tools.items() if not tool.starts_programs}
+            return kept, (
+                f"sandbox = require, and this kernel offers no Landlock, so {', '.join(starting)} "
+                "(which start programs) are not offered; run on Linux 5.13 or newer with Landlock enabled "
+                "(lsm=landlock), or set sandbox = \"auto\" to run them unconfined"
+            )
+        return tools, (
+            f"warning: this kernel offers no Landlock: the programs {', '.join(starting)} start are NOT confined to the roots "
+            "(a symbolic link swapped in at the right moment leads them outside); set sandbox = \"require\" to withhold "
+            "those tools, or sandbox = \"off\" to say this is intended"
+        )
+
+
+async def start_program(
+    ctx: ToolContext,
+    argv: Sequence[str],
+    *,
+    cwd: str,
+    env: Mapping[str, str],
+    executable: str | None = None,
+    writes: bool = False,
+    network: bool = False,
+    runs: Sequence[str] = (),
+    stdin: int | IO[Any] | None = subprocess.DEVNULL,
+    stdout: int | IO[Any] | None = subprocess.PIPE,
+    stderr: int | IO[Any] | None = subprocess.PIPE,
+) -> anyio.abc.Process:
+    """Start ``argv`` in a new session, confined to the roots of ``ctx``'s call.
+
+    ``executable`` is the program's file (else ``argv[0]`` looked up on ``env``'s PATH).
+    ``writes``: the program may change files beneath the read-write roots (otherwise it may
+    only read, wherever it is). ``network``: TCP stays allowed. ``runs``: directories whose
+    programs it may start in turn (a shell's PATH), besides the system's. The caller owns the process:
+    kill its group (``os.killpg(process.pid, ...)``) and ``aclose`` it when done.
+    Raises ``ToolError`` when the operator requires confinement and the kernel cannot give it.
+    """
+    program = executable or shutil.which(argv[0], path=env.get("PATH", os.defpath))
+    if program is None:
+        raise ToolError(ErrorCode.NOT_FOUND, f"{argv[0]} is not installed: it is not on the PATH ({env.get('PATH', '')})")
+    sandbox = Sandbox.of(ctx.settings)
+    options: dict[str, Any] = dict(stdin=stdin, stdout=stdout, stderr=stderr, cwd=cwd, env=dict(env), start_new_session=True)
+    if not sandbox.confines:
+        if sandbox.mode == "require":
+            raise ToolError(ErrorCode.PERMISSION_DENIED, f"{argv[0]} was not started: the operator requires confinement (sandbox = require) and this kernel offers no Landlock")
+        return await anyio.open_process([program, *argv[1:]], **options)
+    fd = ruleset(ctx, sandbox.abi, program, writes=writes, network=network, runs=runs).build()
+    try:
+        return await anyio.open_process([sys.executable, "-I", "-S", _LAUNCHER, str(fd), program, *argv], pass_fds=(fd,), **options)
+    finally:
+        os.close(fd)
+
+
+def ruleset(ctx: ToolContext, abi: int, program: str, *, writes: bool, network: bool, runs: Sequence[str] = ()) -> landlock.Ruleset:
+    """Every grant a program started for this call gets."""
+    rules = landlock.Ruleset(abi, network=network)
+    for root in ctx.fs.roots.roots:
+        rules.grant(root.path, landlock.RUN)
+        if writes and ctx.fs.roots.writable(root):
+            rules.grant(root.path, landlock.WRITE)
+    rules.grant_each(SYSTEM_DIRS, landlock.RUN)
+    # The program's directory (ripgrep's is the environment's bin/, outside the system's), and
+    # what the caller says it runs in turn.
+    rules.grant(os.path.dirname(program), landlock.RUN)
+    rules.grant_each(runs, landlock.RUN)
+    rules.grant_each(ETC_FILES, landlock.READ_FILE)
+    if network:
+        rules.grant_each(NETWORK_FILES, landlock.READ)
+    rules.grant_each(DEVICES_READ, landlock.READ_FILE)
+    rules.grant_each(DEVICES_WRITE, landlock.READ_FILE | landlock.WRITE_FILE | landlock.TRUNCATE | landlock.IOCTL_DEV)
+    return rules
