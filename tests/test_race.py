@@ -22,6 +22,8 @@ from pathlib import Path
 import anyio
 import fsmcp_edit.hooks
 import fsmcp_read.hooks
+import fsmcp_search.hooks
+import fsmcp_shell.hooks
 import fsmcp_write.hooks
 import pytest
 
@@ -33,8 +35,11 @@ CANARY = "CANARY-7f3a9c-outside-the-root"
 IN_PROCESS_CALLS = 4000
 STDIO_CALLS = 3000
 NAIVE_CALL_LIMIT = 8000
+PROGRAM_CALLS = 5000
+UNCONFINED_CALL_LIMIT = 20000
 WORKERS = 8
 PLUGINS = [("read", fsmcp_read.hooks), ("write", fsmcp_write.hooks), ("edit", fsmcp_edit.hooks)]
+PROGRAM_PLUGINS = [("search", fsmcp_search.hooks), ("shell", fsmcp_shell.hooks)]
 
 pytestmark = pytest.mark.anyio
 
@@ -119,8 +124,8 @@ def _renameat2():
 
 
 def calls() -> Iterator[tuple[str, dict]]:
-    """Every kind of access, each through ``sub``, round and round (grep_files is left out: see
-docs/threat-model.md, ripgrep looks its directory up by name)."""
+    """Every kind of access, each through ``sub``, round and round (the tools that start
+    programs are in :func:`program_calls`)."""
     for i in itertools.count():
         n = i % 20
         yield from [
@@ -141,12 +146,31 @@ docs/threat-model.md, ripgrep looks its directory up by name)."""
         ]
 
 
+def program_calls() -> Iterator[tuple[str, dict]]:
+    """Every tool that hands ``sub`` to a program, and programs that open what they find on their own.
+
+    The canary is both the outside files' text and an outside file's name, so one check finds
+    a leaked line and a leaked listing.
+    """
+    while True:
+        yield from [
+            ("grep_files", {"regex": "outside-the|inside", "directory": "sub"}),
+            ("search_files", {"nameContains": "e", "directory": "sub"}),
+            ("glob_search", {"globs": ["**/*"], "directory": "sub"}),
+            ("run_command", {"command": "cat", "args": ["sub/data.txt", "sub/inner/deep.txt"]}),
+            ("run_command", {"command": "ls", "args": ["sub", "sub/inner"]}),
+            ("run_command", {"command": "find", "args": ["sub/", "sub/inner"]}),
+            ("run_command", {"command": "grep", "args": ["-r", "outside-the\\|inside", "sub"]}),
+        ]
+
+
 class Attack:
     """Runs the calls from several concurrent workers and keeps what proves an escape."""
 
-    def __init__(self, client, outside: Path):
+    def __init__(self, client, outside: Path, plan=calls):
         self.client = client
         self.outside = outside
+        self.plan = plan
         self.before = tree(outside)
         self.made = 0
         self.leaks: list[str] = []
@@ -154,7 +178,7 @@ class Attack:
         self.outcomes: dict[str, int] = {}
 
     async def run(self, total: int, *, stop_at_first_escape: bool = False) -> None:
-        plan = itertools.islice(calls(), total)
+        plan = itertools.islice(self.plan(), total)
 
         async def worker() -> None:
             for name, args in plan:
@@ -230,3 +254,33 @@ def test_without_the_race_the_link_is_refused(world, naive):
     with pytest.raises(ToolError) as info:
         fs.read_bytes("sub/data.txt")
     assert info.value.code is ErrorCode.ACCESS_DENIED
+
+
+async def test_programs_confined_by_the_kernel_find_no_way_out(world):
+    """grep_files, search_files, glob_search and run_command through the swapped ``sub``: the
+    programs they start open whatever the link leads to, and Landlock refuses it."""
+    root, outside = world
+    host = host_for([root], PROGRAM_PLUGINS, sandbox="require")
+    assert host.sandbox.confines, "this kernel offers no Landlock: nothing here could be confined"
+    async with connect(host) as client:
+        attack = Attack(client, outside, program_calls)
+        with Swapper(root).running() as swapper:
+            await attack.run(PROGRAM_CALLS)
+    print(f"sandbox on: {attack.made} calls, {swapper.flips} swaps, {len(attack.leaks)} leaks, {attack.outcomes}")
+    assert attack.made == PROGRAM_CALLS
+    assert swapper.flips > 1000
+    assert attack.leaks == []
+    assert tree(outside) == attack.before
+    assert attack.outcomes.get("ok", 0) > 100, attack.outcomes
+
+
+async def test_unconfined_programs_are_led_out(world):
+    """The control: the same attack with sandbox = off finds the outside (so the test above can fail)."""
+    root, outside = world
+    host = host_for([root], PROGRAM_PLUGINS, sandbox="off")
+    async with connect(host) as client:
+        attack = Attack(client, outside, program_calls)
+        with Swapper(root).running():
+            await attack.run(UNCONFINED_CALL_LIMIT, stop_at_first_escape=True)
+    print(f"sandbox off: escaped after {attack.made} calls: {attack.leaks[:1]}")
+    assert attack.escaped, f"no escape in {attack.made} calls: the race test could not fail ({attack.outcomes})"

@@ -122,7 +122,7 @@ class Sandbox:
                 "(lsm=landlock), or set sandbox = \"auto\" to run them unconfined"
             )
         return tools, (
-            f"warning: this kernel offers no Landlock: the programs {', '.join(starting)} start are NOT confined to the roots "
+            f"warning: this kernel offers no Landlock, so the programs that {', '.join(starting)} start are NOT confined to the roots "
             "(a symbolic link swapped in at the right moment leads them outside); set sandbox = \"require\" to withhold "
             "those tools, or sandbox = \"off\" to say this is intended"
         )
