@@ -83,6 +83,25 @@ async def timed(fn: Callable[[], Awaitable[object]], runs: int) -> list[float]:
     return out
 
 
+async def interleaved(contenders: dict[str, list[Callable[[], Awaitable[None]] | None]], runs: int) -> dict[str, list[float]]:
+    """Median seconds of every contender, run in turn within each round.
+
+    Taking turns exposes all of them to the same load (other processes on a shared machine);
+    one warm-up round first fills the page cache and the servers' imports. A contender that is
+    None has no figure.
+    """
+    samples: dict[str, list[list[float]]] = {what: [[] for _ in fns] for what, fns in contenders.items()}
+    for round_ in range(runs + 1):
+        for what, fns in contenders.items():
+            for i, fn in enumerate(fns):
+                if fn is None:
+                    continue
+                elapsed = await timed(fn, 1)
+                if round_:
+                    samples[what][i] += elapsed
+    return {what: [median(s) if s else float("nan") for s in per] for what, per in samples.items()}
+
+
 def median(samples: list[float]) -> float:
     return statistics.median(samples)
 

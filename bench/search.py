@@ -20,7 +20,7 @@ import anyio.to_thread
 
 from fsmcp_search.ripgrep import binary
 
-from common import BENCH, fsmcp_params, median, print_table, ratio, reference_params, reference_version, session, timed
+from common import BENCH, fsmcp_params, interleaved, median, print_table, ratio, reference_params, reference_version, session, timed
 
 FILES = 100_000
 SEED = 20261121
@@ -95,25 +95,6 @@ def _call(client, tool: str, args: dict) -> Callable[[], Awaitable[None]]:
     return once
 
 
-async def _interleaved(contenders: dict[str, list[Callable[[], Awaitable[None]] | None]], runs: int) -> dict[str, list[float]]:
-    """Median seconds of every contender, run in turn within each round.
-
-    Taking turns exposes all of them to the same load (other processes on a shared machine);
-    one warm-up round first fills the page cache and the servers' imports. A contender that is
-    None has no figure.
-    """
-    samples: dict[str, list[list[float]]] = {what: [[] for _ in fns] for what, fns in contenders.items()}
-    for round_ in range(runs + 1):
-        for what, fns in contenders.items():
-            for i, fn in enumerate(fns):
-                if fn is None:
-                    continue
-                elapsed = await timed(fn, 1)
-                if round_:
-                    samples[what][i] += elapsed
-    return {what: [median(s) if s else float("nan") for s in per] for what, per in samples.items()}
-
-
 def _ms(seconds: float) -> str:
     return f"{seconds * 1000:,.0f} ms"
 
@@ -157,7 +138,7 @@ async def main(runs: int) -> None:
             what: [_call(ours, tool, args), _run(argv), _call(reference, "search_files", ref_args)]
             for what, (tool, args, argv, ref_args) in names.items()
         }
-        figures = await _interleaved(contenders, runs)
+        figures = await interleaved(contenders, runs)
 
     header = f"{files:,} files, {size / 1e6:,.0f} MB; servers over stdio; median of {runs} rounds after a warm-up round"
     rows = [(what, _ms(figures[what][0]), _ms(figures[what][1]), ratio(figures[what][0], figures[what][1])) for what in figures]

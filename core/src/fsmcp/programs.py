@@ -14,21 +14,22 @@ itself with the ruleset the server built and then becomes the program.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
 
-from . import landlock, launch
 from .errors import ErrorCode, ToolError
 
 if TYPE_CHECKING:
+    from . import landlock
     from .config import Settings
     from .context import ToolContext
     from .tools import Tool
@@ -79,19 +80,30 @@ DEVICES_READ = {
 }
 DEVICES_WRITE = {"/dev/null": "discarded output, read as empty input"}
 
-_LAUNCHER = launch.__file__
+_LAUNCHER = str(Path(__file__).with_name("launch.py"))
 
 
-@dataclass(frozen=True)
 class Sandbox:
-    """What the operator asked for (``mode``) and what the kernel offers (``abi``, 0 for none)."""
+    """What the operator asked for (``mode``) and what the kernel offers (``abi``, 0 for none).
 
-    mode: str
-    abi: int
+    The kernel is asked at the first need: a server that offers no tool starting programs
+    never loads ``ctypes``.
+    """
+
+    def __init__(self, mode: str):
+        self.mode = mode
 
     @classmethod
     def of(cls, settings: Settings) -> Sandbox:
-        return cls(settings.sandbox, 0 if settings.sandbox == "off" else landlock.abi())
+        return cls(settings.sandbox)
+
+    @functools.cached_property
+    def abi(self) -> int:
+        if self.mode == "off":
+            return 0
+        from . import landlock
+
+        return landlock.abi()
 
     @property
     def confines(self) -> bool:
@@ -112,7 +124,7 @@ class Sandbox:
         ``auto`` offers them unconfined and warns.
         """
         starting = sorted(name for name, tool in tools.items() if tool.starts_programs)
-        if self.confines or self.mode == "off" or not starting:
+        if not starting or self.mode == "off" or self.confines:
             return tools, None
         if self.mode == "require":
             kept = {name: tool for name, tool in tools.items() if not tool.starts_programs}
@@ -154,7 +166,7 @@ async def start_program(
     program = executable or shutil.which(argv[0], path=env.get("PATH", os.defpath))
     if program is None:
         raise ToolError(ErrorCode.NOT_FOUND, f"{argv[0]} is not installed: it is not on the PATH ({env.get('PATH', '')})")
-    sandbox = Sandbox.of(ctx.settings)
+    sandbox = _sandbox(ctx.settings.sandbox)
     options: dict[str, Any] = dict(stdin=stdin, stdout=stdout, stderr=stderr, cwd=cwd, env=dict(env), start_new_session=True)
     if not sandbox.confines:
         if sandbox.mode == "require":
@@ -167,8 +179,15 @@ async def start_program(
         os.close(fd)
 
 
+@functools.cache
+def _sandbox(mode: str) -> Sandbox:
+    return Sandbox(mode)
+
+
 def ruleset(ctx: ToolContext, abi: int, program: str, *, writes: bool, network: bool, runs: Sequence[str] = ()) -> landlock.Ruleset:
     """Every grant a program started for this call gets."""
+    from . import landlock
+
     rules = landlock.Ruleset(abi, network=network)
     for root in ctx.fs.roots.roots:
         rules.grant(root.path, landlock.RUN)
