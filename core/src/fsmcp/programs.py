@@ -134,7 +134,7 @@ class Sandbox:
                 "(lsm=landlock), or set sandbox = \"auto\" to run them unconfined"
             )
         return tools, (
-            f"warning: this kernel offers no Landlock, so the programs that {', '.join(starting)} start are NOT confined to the roots "
+            f"this kernel offers no Landlock, so the programs that {', '.join(starting)} start are NOT confined to the roots "
             "(a symbolic link swapped in at the right moment leads them outside); set sandbox = \"require\" to withhold "
             "those tools, or sandbox = \"off\" to say this is intended"
         )
