@@ -108,6 +108,20 @@ async def test_start_and_end_line_scope_the_search(root, call):
     assert "oldText was not found in lines 1-2 (it occurs outside that range, at line 3)" in text_of(result)
 
 
+async def test_start_line_alone_replaces_the_first_occurrence_at_or_after_it(root, call):
+    # Seed 002's start_line: where the search starts. Several occurrences are no ambiguity then.
+    path = put(root, "s.txt", "x = 1\nx = 1\nx = 1\nx = 1\n")
+    result = await edit(call, path, {"oldText": "x = 1", "newText": "x = 2", "startLine": 2})
+    assert not result.is_error, text_of(result)
+    assert path.read_text() == "x = 1\nx = 2\nx = 1\nx = 1\n"
+    result = await edit(call, path, {"oldText": "x = 1", "newText": "x = 3", "startLine": 2})
+    assert not result.is_error, text_of(result)
+    assert path.read_text() == "x = 1\nx = 2\nx = 3\nx = 1\n"
+    # With endLine too, the range must hold one occurrence, as before.
+    result = await edit(call, path, {"oldText": "x = 1", "newText": "x = 4", "startLine": 1, "endLine": 4})
+    assert result.is_error and text_of(result).startswith("NOT_UNIQUE: ")
+
+
 async def test_negative_start_line_counts_from_the_end(root, call):
     path = put(root, "s.txt", "x\nx\nx\n")
     assert not (await edit(call, path, {"oldText": "x", "newText": "y", "startLine": -1})).is_error
@@ -115,6 +129,26 @@ async def test_negative_start_line_counts_from_the_end(root, call):
 
 
 # -- whitespace-tolerant fallback ------------------------------------------------------------
+
+
+async def test_a_line_copied_without_its_indentation_re_indents_the_new_lines(root, call):
+    # oldText written at column 0 matches a line indented 8 deeper: newText moves by the same 8.
+    path = put(root, "a.py", "class A:\n    def f(self):\n        return 1\n")
+    result = await edit(call, path, {"oldText": "return 1", "newText": "x = 1\nif x:\n    return x\nreturn 0"})
+    assert not result.is_error, text_of(result)
+    assert path.read_text() == "class A:\n    def f(self):\n        x = 1\n        if x:\n            return x\n        return 0\n"
+
+
+async def test_a_block_copied_shallower_or_deeper_re_indents_the_new_text_by_the_difference(root, call):
+    original = "def f():\n    if x:\n        a()\n        b()\n"
+    path = put(root, "a.py", original)
+    result = await edit(call, path, {"oldText": "a()\nb()", "newText": "a()\nif y:\n    c()\nb()"})
+    assert not result.is_error, text_of(result)
+    assert path.read_text() == "def f():\n    if x:\n        a()\n        if y:\n            c()\n        b()\n"
+    path.write_text(original)
+    result = await edit(call, path, {"oldText": "            a()\n            b()", "newText": "            a()\n                d()"})
+    assert not result.is_error, text_of(result)
+    assert path.read_text() == "def f():\n    if x:\n        a()\n            d()\n"
 
 
 async def test_block_copied_from_a_differently_indented_place_keeps_the_files_indentation(root, call):

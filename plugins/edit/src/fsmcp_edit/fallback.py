@@ -113,6 +113,24 @@ class _Reindent:
         return new[: len(new) - len(self.unit[1]) * k]
 
 
+def reindent_line_hit(view: View, start: int, old: str, new: str) -> str:
+    """``new`` for an exact hit of a one-line ``old`` copied without the line's indentation.
+
+    Such an ``old`` matches inside the indented line, so the new text's first line lands at the
+    file's indentation and its later lines, written in the same frame as ``old``, are shifted
+    by the same difference. A multi-line ``old`` that matched exactly already spelt out the
+    file's indentation, and ``new`` with it.
+    """
+    if "\n" in old.rstrip("\n") or "\n" not in new.rstrip("\n"):
+        return new
+    line_start = view.norm.rfind("\n", 0, start) + 1
+    indent = view.norm[line_start:start]
+    if not indent or indent.strip(" \t"):
+        return new
+    first, *rest = new.split("\n")
+    return "\n".join([first, *(indent + line if line.strip() else line for line in rest)])
+
+
 def replace_block(view: View, start: int, old_lines: list[str], old_nl: bool, new_text: str) -> tuple[int, int, str]:
     """``(begin, end, replacement)`` in the real text for the block at 0-based line ``start``."""
     n = len(old_lines)

@@ -78,7 +78,7 @@ class EditItem(ToolInput):
         "The number of occurrences oldText must have (in scope); otherwise EDIT_CONFLICT and nothing is written. When it holds, all of them are replaced unless limit says otherwise.",
     )
     start_line: int | SkipJsonSchema[None] = _optional(
-        "Only match inside lines startLine..endLine (1-based, inclusive; negative counts from the end). For a line edit, see endLine."
+        "Only match inside lines startLine..endLine (1-based, inclusive; negative counts from the end); startLine alone: the first occurrence at or after it. For a line edit, see endLine."
     )
     end_line: int | SkipJsonSchema[None] = _optional(
         "Last line of the scope (replace edits), or of the range a line edit replaces or deletes (default: lineNumber)."

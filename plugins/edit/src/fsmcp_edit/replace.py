@@ -36,7 +36,7 @@ def replace_edit(view: View, item: EditItem) -> list[Span]:
     hits, candidates = _literal_hits(view.norm, old, item.case_insensitive, lo, hi)
     if hits:
         chosen = _choose(view, item, hits, candidates, "oldText")
-        return [_span(view, h.start, h.end, new) for h in chosen]
+        return [_span(view, h.start, h.end, fallback.reindent_line_hit(view, h.start, old, new)) for h in chosen]
     if _tolerant(item):
         old_lines, old_nl = fallback.split_block(old)
         starts = fallback.find_blocks(view, old_lines, first - 1, last - 1 if last else None)
@@ -130,6 +130,9 @@ def _choose(view: View, item: EditItem, hits: list[Hit], candidates: list[Hit], 
     if limit > 1:
         return hits[:limit]
     if len(candidates) == 1 or (item.is_regex and item.near_line is None):
+        return candidates[:1]
+    if item.start_line is not None and item.end_line is None and item.near_line is None:
+        # startLine alone says where the search starts (seed 002's start_line): the first one from there.
         return candidates[:1]
     if item.near_line is not None:
         near = view.from_end(item.near_line)
