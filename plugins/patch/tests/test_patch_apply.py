@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+
 import pytest
 from fsmcp import ErrorCode, ToolError
 from fsmcp.testing import serve_stdio, text_of
@@ -364,3 +366,32 @@ async def test_the_installed_plugin_serves_patch_apply_over_stdio(root):
     assert (hints.read_only_hint, hints.destructive_hint, hints.idempotent_hint, hints.open_world_hint) == (False, True, False, False)
     assert not result.is_error, text_of(result)
     assert (root / "n.txt").read_text() == NUMBERS_AFTER
+
+
+async def test_a_plain_diff_against_a_scratch_file_outside_patches_the_old_side(root, tmp_path, apply_patch):
+    # diff -u notes.txt /tmp/scratch.txt: no a/ b/ prefixes, the +++ side outside the roots.
+    (root / "notes.txt").write_text("a\nb\nc\n")
+    scratch = tmp_path / "scratch.txt"
+    scratch.write_text("a\nB\nc\n")
+    diff = subprocess.run(["diff", "-u", "notes.txt", str(scratch)], cwd=root, capture_output=True, text=True, check=False).stdout
+    assert diff.startswith("--- notes.txt") and f"+++ {scratch}" in diff
+    error, text = await apply_patch(diff)
+    assert not error, text
+    assert text == f"patched {root / 'notes.txt'} (1 hunk)"
+    assert (root / "notes.txt").read_text() == "a\nB\nc\n"
+    assert scratch.read_text() == "a\nB\nc\n"
+
+
+async def test_a_plain_diff_whose_new_side_does_not_exist_patches_the_old_side(root, apply_patch):
+    (root / "notes.txt").write_text("a\nb\nc\n")
+    error, text = await apply_patch("--- notes.txt\n+++ notes.txt.new\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n")
+    assert not error, text
+    assert (root / "notes.txt").read_text() == "a\nB\nc\n" and not (root / "notes.txt.new").exists()
+
+
+async def test_a_plain_diff_whose_only_existing_side_is_outside_is_still_refused(root, tmp_path, apply_patch):
+    outside = tmp_path / "outside.txt"
+    outside.write_text("a\nb\nc\n")
+    error, text = await apply_patch(f"--- {outside}\n+++ gone.txt\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n")
+    assert error and text.startswith("ACCESS_DENIED: "), text
+    assert outside.read_text() == "a\nb\nc\n" and not (root / "gone.txt").exists()

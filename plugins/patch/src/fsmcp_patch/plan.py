@@ -141,9 +141,19 @@ class Plan:
             state = self._one(None, None)
         else:
             # Two names differ when two differently named files were compared (diff -u
-            # old.c new.c, diff -ruN orig/ new/): change the one that exists, the old one first.
-            candidates = [self._state(self._resolve(n)) for n in dict.fromkeys(x for x in (s.old, s.new) if x)]
-            state = next((c for c in candidates if c.after is not None), candidates[-1])
+            # old.c new.c, diff -ruN orig/ new/): change the one that exists, the old one first,
+            # as patch(1) does; a name outside the roots (diff -u notes.txt /tmp/scratch) is passed over.
+            candidates, refused = [], None
+            for name in dict.fromkeys(x for x in (s.old, s.new) if x):
+                try:
+                    candidates.append(self._state(self._resolve(name)))
+                except ToolError as exc:
+                    if exc.code not in (ErrorCode.ACCESS_DENIED, ErrorCode.READ_ONLY):
+                        raise
+                    refused = refused or exc
+            state = next((c for c in candidates if c.after is not None), candidates[-1] if candidates else None)
+            if state is None or (state.after is None and refused is not None):
+                raise refused  # type: ignore[misc]
         if state.after is None:
             if side_is_empty(s.hunks, "old"):
                 self._patch(s, state, b"", "create")
