@@ -169,6 +169,8 @@ class Journal:
         self.dir = directory
         self.max_bytes = max_bytes
         self.max_changes = max_changes
+        self._text = str(directory)
+        self._prefix = self._text.rstrip("/") + "/"
         self._lock = threading.RLock()
         self._sweeper: threading.Thread | None = None
         self._sweep_again = False
@@ -182,7 +184,8 @@ class Journal:
 
     @hookimpl
     def fsmcp_check_path(self, path: ResolvedPath) -> str | None:
-        if _under(path.path, self.dir):
+        text = str(path.path)  # every resolution passes here: strings, not pathlib
+        if text == self._text or text.startswith(self._prefix):
             return "it is the server's change journal, which changes only through undo_change"
         return None
 
