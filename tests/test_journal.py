@@ -87,3 +87,31 @@ async def test_the_journal_survives_a_restart_in_the_state_directory(tmp_path: P
 def test_the_tests_never_write_the_real_state_directory():
     state = os.environ.get("XDG_STATE_HOME", "")
     assert state and not Path(state).is_relative_to(Path.home() / ".local")
+
+
+@pytest.mark.anyio
+async def test_a_directory_swapped_for_a_link_after_the_check_gets_nothing_written_outside(root: Path, tmp_path: Path, monkeypatch):
+    from fsmcp import restore
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "f.txt").write_text("outside\n")
+    (root / "sub").mkdir()
+    (root / "sub" / "f.txt").write_text("inside\n")
+    real_put_back = restore.put_back
+
+    def swapped_first(conf, store, items):
+        # The race: the path policy has passed every path; now a directory on the way becomes a link.
+        os.rename(root / "sub", tmp_path / "sub-aside")
+        os.symlink(outside, root / "sub")
+        return real_put_back(conf, store, items)
+
+    host = host_for([root], entry_points=True)
+    async with connect(host) as client:
+        s = ToolCalls(client)
+        await s.ok("delete_file", path="sub/f.txt")
+        monkeypatch.setattr(restore, "put_back", swapped_first)
+        before = tree_of(outside)
+        await s.fail("undo_change", "ACCESS_DENIED")
+    assert tree_of(outside) == before
+    assert not [n for n in os.listdir(outside) if n.endswith(".fsmcp-tmp")]
