@@ -115,3 +115,11 @@ async def test_a_directory_swapped_for_a_link_after_the_check_gets_nothing_writt
         await s.fail("undo_change", "ACCESS_DENIED")
     assert tree_of(outside) == before
     assert not [n for n in os.listdir(outside) if n.endswith(".fsmcp-tmp")]
+
+
+@pytest.mark.parametrize("setting", [{"journal_max_bytes": 0}, {"journal_max_changes": "many"}, {"journal": 3}])
+def test_a_bad_journal_setting_stops_the_start(setting):
+    from fsmcp.config import ConfigError, build_settings
+
+    with pytest.raises(ConfigError, match="journal"):
+        build_settings(setting, {})

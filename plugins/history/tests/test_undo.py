@@ -167,3 +167,17 @@ async def test_with_the_journal_off_nothing_is_kept_and_the_tools_say_so(server,
         text = await s.fail("undo_change", "INTERNAL_ERROR")
         assert 'journal = "off"' in text
     assert not state.exists()
+
+
+@pytest.mark.anyio
+async def test_list_changes_narrows_to_a_path_and_a_limit(server, root: Path):
+    async with server() as s:
+        await s.ok("write_file", path="a.txt", content="1")
+        await s.ok("write_file", path="sub/b.txt", content="2")
+        await s.ok("delete_file", path="sub", recursive=True)
+        result = await s.client.call_tool("list_changes", {"path": "sub/b.txt"})
+        assert [c["tool"] for c in result.structured_content["changes"]] == ["delete_file", "write_file"]
+        result = await s.client.call_tool("list_changes", {"path": "a.txt"})
+        assert [c["paths"] for c in result.structured_content["changes"]] == [[str(root / "a.txt")]]
+        text = await s.ok("list_changes", limit=1)
+        assert len(text.splitlines()) == 1 and "delete_file" in text
