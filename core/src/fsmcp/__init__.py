@@ -5,6 +5,7 @@ A plugin imports what it needs from here and nowhere else::
     from fsmcp import hookimpl, Tool, ToolInput, ToolError, ErrorCode, READ_ONLY
 """
 
+from .audit import note as audit_note
 from .budget import fair_shares, number_runs, truncate
 from .change import Change
 from .config import options_error, plugin_options
@@ -14,6 +15,8 @@ from .fs import Entry, FileSystem, kind_of
 from .programs import start_program
 from .snapshot import Snapshot
 from .globs import GlobFilter, compile_globs
+
+from .guard import ExpectedVersion, expect_version, version
 from .hooks import hookimpl, hookspec
 from .results import Blob, Text, ToolResult
 from .roots import Access, ResolvedPath, Root, RootSet
@@ -31,6 +34,7 @@ __all__ = [
     "Blob",
     "Change",
     "Entry",
+    "ExpectedVersion",
     "ErrorCode",
     "FileSystem",
     "GlobFilter",
@@ -45,6 +49,8 @@ __all__ = [
     "ToolInput",
     "ToolResult",
     "compile_globs",
+    "expect_version",
+    "audit_note",
     "fair_shares",
     "number_runs",
     "options_error",
@@ -54,5 +60,6 @@ __all__ = [
     "kind_of",
     "hookspec",
     "truncate",
+    "version",
     "__version__",
 ]

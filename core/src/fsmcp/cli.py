@@ -36,6 +36,7 @@ def _parser() -> argparse.ArgumentParser:
     options.add_argument("--budget", type=int, metavar="CHARS", help="the most text characters one result carries (default: 80000)")
     options.add_argument("--journal", metavar="DIR|off", help="the change journal's directory (default: $XDG_STATE_HOME/fsmcp/journal), or off")
     options.add_argument("--sandbox", choices=SANDBOX_MODES, help="confine started programs with Landlock: auto (default; warns where the kernel cannot), require (else withhold the tools that start programs), off")
+    options.add_argument("--audit-log", metavar="FILE", help="append one JSON line per tool call to FILE (rotated at audit_log_max_bytes)")
     options.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"], help="stderr log level")
     roots = argparse.ArgumentParser(add_help=False)
     roots.add_argument("roots", nargs="*", metavar="DIR[:ro]", help="allowed root directories (default: the current directory); DIR:ro makes one read-only")
@@ -75,6 +76,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         "budget": args.budget,
         "journal": args.journal,
         "sandbox": args.sandbox,
+        "audit_log": args.audit_log,
     }
     for name in ("transport", "host", "port", "token_file", "allow_hosts", "allow_origins"):
         cli_values[name] = getattr(args, name, None)

@@ -58,6 +58,14 @@ class Settings:
     """Confining started programs with Landlock: ``auto`` (where the kernel can, warning once
     where it cannot), ``require`` (tools that start programs are withheld where it cannot) or
     ``off``."""
+    stale_guard: bool = True
+    """Refuse a change over a file that changed on disk since this session read it (EDIT_CONFLICT)."""
+    audit_log: str | None = None
+    """A file that gets one JSON line per tool call (see docs/configuration.md)."""
+    audit_log_max_bytes: int = 10 * 1024 * 1024
+    """The audit log's size at which it is rotated to ``FILE.1`` (and older ones shifted)."""
+    audit_log_keep: int = 5
+    """How many rotated audit logs are kept."""
     plugins: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def options(self, plugin: str) -> dict[str, Any]:
@@ -113,6 +121,8 @@ def load_toml(path: Path) -> dict[str, Any]:
     journal = data.get("journal")
     if isinstance(journal, str) and journal not in ("", "off"):
         data["journal"] = _relative_to(path.parent, journal)
+    if isinstance(data.get("audit_log"), str):
+        data["audit_log"] = _relative_to(path.parent, data["audit_log"])
     return data
 
 
@@ -170,6 +180,14 @@ def _check(settings: Settings) -> None:
         value = getattr(settings, name)
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise ConfigError(f"{name} must be a positive whole number")
+    if not isinstance(settings.stale_guard, bool):
+        raise ConfigError("stale_guard must be true or false")
+    if settings.audit_log is not None and (not isinstance(settings.audit_log, str) or not settings.audit_log):
+        raise ConfigError("audit_log must be the path of the file to append the audit log to")
+    if not isinstance(settings.audit_log_max_bytes, int) or settings.audit_log_max_bytes < 4096:
+        raise ConfigError("audit_log_max_bytes must be a whole number of bytes, at least 4096")
+    if not isinstance(settings.audit_log_keep, int) or settings.audit_log_keep < 0:
+        raise ConfigError("audit_log_keep must be a whole number of rotated files to keep, 0 or more")
     for name in ("roots", "enable", "disable", "allow_hosts", "allow_origins"):
         value = getattr(settings, name)
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):

@@ -23,6 +23,7 @@ from typing import BinaryIO, TypeVar
 from . import current, dirfd
 from .confine import MAX_HOPS, Confinement, Created, Place, Resolver, loop_error
 from .errors import ErrorCode, ToolError
+from .guard import Guard
 from .roots import Access, ResolvedPath, RootSet
 from .snapshot import Snapshot
 
@@ -109,15 +110,21 @@ class FileSystem:
     show it finds the escape this class otherwise closes. No setting reaches it.
     """
 
-    def __init__(self, resolver: Resolver, roots: RootSet, max_file_bytes: int, *, naive: bool = False):
+    def __init__(self, resolver: Resolver, roots: RootSet, max_file_bytes: int, *, naive: bool = False, guard: Guard | None = None):
         self.roots = roots
         self.max_file_bytes = max_file_bytes
+        self.guard = guard or Guard()
         self._conf = Confinement(roots.operator, resolver, naive=naive)
 
     @property
     def confinement(self) -> Confinement:
         """The roots' descriptors, for the host's own modules that restore what they saved."""
         return self._conf
+
+    def _changing(self, *paths: ResolvedPath) -> None:
+        for p in paths:
+            self.guard.hold(p.path)
+        _changing(*paths)
 
     # -- resolution ---------------------------------------------------------------------------
 
@@ -177,8 +184,10 @@ class FileSystem:
     def open_read(self, path: PathArg) -> BinaryIO:
         """A regular file opened for binary reading. The caller closes it."""
         p = self.resolve(path, Access.READ)
+        self.guard.hold(p.path)
         with _mapped(p):
             fd = self._final(p, lambda dfd, name: _open_regular(p, dfd, name, os.O_RDONLY))
+            self.guard.opened(p.path, os.fstat(fd))
             return os.fdopen(fd, "rb")
 
     def read_bytes(self, path: PathArg, *, limit: int | None = None) -> bytes:
@@ -312,7 +321,7 @@ class FileSystem:
         never a mix; a failure leaves the old file byte for byte as it was.
         """
         p = self.resolve(path, Access.WRITE)
-        _changing(p)
+        self._changing(p)
         if isinstance(data, (bytes, bytearray, memoryview)):
             self._check_size(len(data))
             data = [bytes(data)]
@@ -330,12 +339,14 @@ class FileSystem:
                     raise ToolError(ErrorCode.NOT_FILE, f"{p} is a device, socket or pipe, not a regular file; it is not replaced")
                 if not overwrite:
                     raise ToolError(ErrorCode.ALREADY_EXISTS, f"{p} already exists; pass overwrite: true to replace it")
+            self.guard.check(p.path, old)
             file_mode = mode if mode is not None else stat_mod.S_IMODE(old.st_mode) if old else 0o666 & ~_UMASK
             tmp = self._write_temp(dfd, name, chunks, file_mode, old)
             _commit(dfd, tmp, name, overwrite)
+            self.guard.knows(p.path, dirfd.lstat(dfd, name))
             return old is None
 
-        with _mapped(p), self._parents_undone_on_failure(make_parents) as created:
+        with self.guard.changing(p.path), _mapped(p), self._parents_undone_on_failure(make_parents) as created:
             return self._final(p, write, created)
 
     def _check_size(self, size: int) -> None:
@@ -390,12 +401,14 @@ class FileSystem:
     def append(self, path: PathArg, data: bytes, *, create: bool = False) -> int:
         """Append bytes; on failure the file is cut back to its old length. Returns the new size."""
         p = self.resolve(path, Access.WRITE)
-        _changing(p)
+        self._changing(p)
 
         def append(dfd: int, name: str) -> int:
             fd, made = _open_for_append(p, dfd, name, create)
             try:
-                size = os.fstat(fd).st_size
+                before = os.fstat(fd)
+                self.guard.check(p.path, None if made else before)
+                size = before.st_size
                 try:
                     if size + len(data) > self.max_file_bytes:
                         raise ToolError(ErrorCode.FILE_TOO_LARGE, f"appending would make {p} larger than the {self.max_file_bytes:,}-byte limit")
@@ -403,6 +416,7 @@ class FileSystem:
                     while view:
                         view = view[os.write(fd, view):]
                     os.fsync(fd)
+                    self.guard.knows(p.path, os.fstat(fd))
                 except BaseException:
                     if made:
                         dirfd.unlink_quietly(dfd, name)
@@ -413,13 +427,13 @@ class FileSystem:
             finally:
                 os.close(fd)
 
-        with _mapped(p), self._parents_undone_on_failure(create) as created:
+        with self.guard.changing(p.path), _mapped(p), self._parents_undone_on_failure(create) as created:
             return self._final(p, append, created)
 
     def mkdir(self, path: PathArg, *, parents: bool = True) -> bool:
         """Create a directory (and its parents); True when it did not exist before."""
         p = self.resolve(path, Access.WRITE)
-        _changing(p)
+        self._changing(p)
 
         def make(dfd: int, name: str) -> None:
             try:
@@ -442,14 +456,15 @@ class FileSystem:
     def chmod(self, path: PathArg, mode: int) -> None:
         """Set the permission bits of a file or directory (a link's target, inside the roots)."""
         p = self.resolve(path, Access.WRITE)
-        _changing(p)
+        self._changing(p)
 
         def chmod(dfd: int, name: str) -> None:
             if not dirfd.chmod_at(dfd, name, stat_mod.S_IMODE(mode)):
                 raise _LinkHere
 
-        with _mapped(p):
+        with self.guard.changing(p.path), _mapped(p):
             self._final(p, chmod)
+            self.guard.knows(p.path, self._final(p, lambda fd, name: _lstat(fd, name, p.follows_links)))
 
     def symlink(self, path: PathArg, target: str) -> None:
         """Create a symlink at ``path`` pointing to ``target`` (kept as written).
@@ -462,7 +477,7 @@ class FileSystem:
             raise ToolError(ErrorCode.INVALID_PARAMS, "a link target must be a non-empty path without NUL bytes or lone surrogates")
         if self._inside(p.path.parent, target) is None:
             raise ToolError(ErrorCode.ACCESS_DENIED, f"the link {p} would point to {target!r}, outside the allowed directories")
-        _changing(p)
+        self._changing(p)
         with _mapped(p), self._parents_undone_on_failure(True) as created:
             self._final(p, lambda dfd, name: os.symlink(target, name, dir_fd=dfd), created)
 
@@ -473,7 +488,7 @@ class FileSystem:
         deletions undone, creations (with the directories made for them) removed. The copies
         live outside the roots, in the host's own temporary directory, until ``discard()``.
         """
-        snap = Snapshot(self._conf)
+        snap = Snapshot(self._conf, restored=self.guard.moved)
         try:
             for path in paths:
                 p = self.resolve(path, Access.WRITE, follow_links=False)
@@ -488,8 +503,8 @@ class FileSystem:
         """Delete a file, link or directory (a link itself, never its target). Returns the kind."""
         p = self.resolve(path, Access.WRITE, follow_links=False)
         self._refuse_roots(p, "deleted")
-        _changing(p)
-        with _mapped(p), self._conf.at(p) as place:
+        self._changing(p)
+        with self.guard.changing(p.path), _mapped(p), self._conf.at(p) as place:
             kind = kind_of(dirfd.lstat(place.fd, place.name).st_mode)
             if kind != "directory":
                 os.unlink(place.name, dir_fd=place.fd)
@@ -498,6 +513,7 @@ class FileSystem:
             else:
                 os.rmdir(place.name, dir_fd=place.fd)
             dirfd.fsync_dir(place.fd)
+            self.guard.moved(p.path)
         return kind
 
     def rename(self, source: PathArg, destination: PathArg, *, overwrite: bool = False) -> None:
@@ -507,8 +523,10 @@ class FileSystem:
         self._refuse_roots(src, "moved")
         self._refuse_into_itself(src, dst, "move")
         if src.path != dst.path:
-            _changing(src, dst)
+            self._changing(src, dst)
         with ExitStack() as stack:
+            stack.enter_context(self.guard.changing(src.path, dst.path))
+            stack.callback(self.guard.moved, src.path, dst.path)
             with _mapped(src):
                 s = stack.enter_context(self._conf.at(src))
                 src_mode = dirfd.lstat(s.fd, s.name).st_mode
@@ -535,8 +553,10 @@ class FileSystem:
         dst = self.resolve(destination, Access.WRITE, follow_links=False)
         self._refuse_into_itself(src, dst, "copy")
         if src.path != dst.path:
-            _changing(dst)
+            self._changing(dst)
         with ExitStack() as stack:
+            stack.enter_context(self.guard.changing(dst.path))
+            stack.callback(self.guard.moved, dst.path)
             with _mapped(src):
                 s = stack.enter_context(self._conf.at(src))
                 st = dirfd.lstat(s.fd, s.name)
@@ -621,7 +641,7 @@ def temp_name(name: str) -> str:
 
 
 def _changing(*paths: ResolvedPath) -> None:
-    # Before anything changes: the call's change hooks (the journal) see the old state.
+    # Before anything changes (under the files' locks): the call's change hooks (the journal) see the old state.
     change = current.change()
     if change is not None:
         change.before(paths)

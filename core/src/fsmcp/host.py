@@ -12,6 +12,7 @@ from pydantic import BaseModel, ValidationError
 
 from . import current
 from .change import Change
+from .audit import AuditLog
 from .config import Settings
 from .context import ProgressSender, ToolContext
 from .errors import ErrorCode, ToolError
@@ -19,6 +20,7 @@ from .fs import FileSystem, os_error
 from .invalid import describe_invalid
 from .limits import check_length
 from .programs import Sandbox
+from .guard import Guard, Session, expect_version, in_session
 from .plugins import PluginError, PluginInfo, collect_tools, load_plugins, offered
 from .journal import NAME as JOURNAL
 from .results import Text, ToolResult
@@ -44,7 +46,9 @@ class Host:
         self.pm = pm
         self.plugins = plugins
         self.roots = roots
-        self.fs = FileSystem(self.resolve_path, roots, settings.max_file_bytes)
+        self.guard = Guard(stale_guard=settings.stale_guard)
+        self.fs = FileSystem(self.resolve_path, roots, settings.max_file_bytes, guard=self.guard)
+        self.audit = AuditLog(settings.audit_log, settings.audit_log_max_bytes, settings.audit_log_keep) if settings.audit_log else None
         try:
             self.registered = collect_tools(pm, plugins, settings)
         except PluginError as exc:
@@ -143,9 +147,18 @@ class Host:
 
     # -- calling ------------------------------------------------------------------------------
 
-    async def call(self, name: str, arguments: dict[str, Any] | None, *, send_progress: ProgressSender | None = None) -> dict[str, Any]:
-        """Run one tool call; every failure comes back as an ``isError`` result."""
-        outcome = await self.run_named(name, arguments, send_progress=send_progress)
+    async def call(
+        self, name: str, arguments: dict[str, Any] | None, *, send_progress: ProgressSender | None = None, session: Session | None = None
+    ) -> dict[str, Any]:
+        """Run one tool call for ``session`` (one per client connection); every failure comes back as an ``isError`` result."""
+        with in_session(session) as client:
+            if self.audit is None:
+                outcome = await self.run_named(name, arguments, send_progress=send_progress)
+            else:
+                with self.audit.recording(client.id, name, arguments) as line:
+                    outcome = await self.run_named(name, arguments, send_progress=send_progress)
+                    if isinstance(outcome, ToolError):
+                        line["outcome"] = outcome.code.value
         return self.format(self.tools.get(name), outcome)
 
     async def run_named(
@@ -179,7 +192,10 @@ class Host:
                 self.in_flight.add(ctx)
                 token = ctx.running()
                 try:
-                    out = await function(args, ctx)
+                    with self.guard.call(not tool.annotations.read_only):
+                        if getattr(args, "expected_version", None) is not None:
+                            await WORKERS.run(self._expect, args)
+                        out = await function(args, ctx)
                 except BaseException:
                     if own and ctx.change.paths:
                         with anyio.CancelScope(shield=True):
@@ -216,7 +232,10 @@ class Host:
         token = ctx.running()
         try:
             try:
-                out = function(args, ctx)
+                with self.guard.call(not ctx.tool.annotations.read_only):
+                    if getattr(args, "expected_version", None) is not None:
+                        self._expect(args)
+                    out = function(args, ctx)
             except BaseException:
                 if own and ctx.change.paths:
                     self._finish(ctx.change, True)
@@ -240,6 +259,12 @@ class Host:
             log.exception("a change hook failed after %s", change.tool)
             return []
         return [note for note in notes if note]
+
+    def _expect(self, args: Any) -> None:
+        raw = getattr(args, type(args).versioned)
+        if raw is None:
+            raise ToolError(ErrorCode.INVALID_PARAMS, f"expectedVersion needs {type(args).versioned}: the file whose version it is")
+        expect_version(self.fs, raw, args.expected_version)
 
 
 def _noted(out: Any, notes: list[str]) -> Any:

@@ -15,9 +15,11 @@ from pydantic import BaseModel, ConfigDict
 
 from . import __version__
 from .client_roots import ClientRoots
+from .guard import Session
 from .host import Host
 
 _STATE_KEY = "fsmcp.client_roots"
+_SESSION_KEY = "fsmcp.session"
 _OFFERS_ROOTS = types.ClientCapabilities(roots=types.RootsCapability())
 
 
@@ -32,6 +34,10 @@ def _client_roots(ctx: ServerRequestContext[Any], host: Host) -> ClientRoots:
     if _STATE_KEY not in state:
         state[_STATE_KEY] = ClientRoots(host.roots)
     return state[_STATE_KEY]
+
+
+def _session(ctx: ServerRequestContext[Any]) -> Session:
+    return ctx.session._connection.state.setdefault(_SESSION_KEY, Session())  # per MCP session, as the roots
 
 
 def build_server(host: Host) -> Server[Any]:
@@ -55,7 +61,7 @@ def build_server(host: Host) -> Server[Any]:
             await ctx.session.report_progress(done, total, message)
 
         with host.roots.viewing(client.view):
-            return types.CallToolResult.model_validate(await host.call(params.name, params.arguments, send_progress=send_progress))
+            return types.CallToolResult.model_validate(await host.call(params.name, params.arguments, send_progress=send_progress, session=_session(ctx)))
 
     async def on_roots_list_changed(ctx: ServerRequestContext[Any], params: types.NotificationParams | None) -> None:
         _client_roots(ctx, host).changed()  # asked again before the next tool call, which then sees the new roots

@@ -6,7 +6,7 @@ import errno
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -24,8 +24,9 @@ class Snapshot:
     read and every change goes through the roots' descriptors like any other primitive.
     """
 
-    def __init__(self, conf: Confinement) -> None:
+    def __init__(self, conf: Confinement, restored: Callable[..., None] = lambda *paths: None) -> None:
         self._conf = conf
+        self._restored = restored
         self._store = Path(tempfile.mkdtemp(prefix="fsmcp-snapshot-"))
         self._saved: list[tuple[ResolvedPath, str | None, ResolvedPath | None]] = []
         self._seen: set[Path] = set()
@@ -62,6 +63,8 @@ class Snapshot:
         except ToolError as exc:
             # A link swapped in on the way out of the roots: as much a failure to restore as a full disk.
             raise PermissionError(errno.EACCES, exc.message) from None
+        finally:
+            self._restored(*(p.path for p, _, _ in self._saved))
         self.discard()
 
     def discard(self) -> None:

@@ -20,6 +20,7 @@ from typing import Any
 
 from . import __version__, shapes
 from .client_roots import ClientRoots
+from .guard import Session
 from .host import Host
 from .wire import PipeWire, Wire
 
@@ -68,6 +69,7 @@ class Connection:
         self.tools = [tool.wire() for tool in host.tools.values()]  # built once: the list never changes
         self.server_info = {"name": "fsmcp", "version": __version__}
         self.roots = ClientRoots(host.roots)
+        self.session = Session()
         self.offers_roots = False
         self.initialized = False
         self.version: str | None = None
@@ -243,7 +245,7 @@ class Connection:
             elif self.offers_roots and not self.roots.known:
                 await self.roots.ask(self.list_roots)
             with self.host.roots.viewing(self.roots.view):
-                result = await self.host.call(name, arguments, send_progress=send_progress)
+                result = await self.host.call(name, arguments, send_progress=send_progress, session=self.session)
         except Exception:
             log.exception("tools/call %s failed", name)
             await self.error(id_, INTERNAL_ERROR, "Internal error: the server's log (stderr) has the details")

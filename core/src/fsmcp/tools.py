@@ -42,12 +42,15 @@ class ToolInput(BaseModel):
     refused, so a misspelt parameter is an ``INVALID_PARAMS`` error rather than silently ignored.
     ``aliases`` maps names that other servers use for the same parameter to ours; they are
     accepted silently and never advertised, and the canonical name wins when both are given.
+    A mutating tool declares ``expected_version: ExpectedVersion = None``; the host then checks
+    it against the file named by the field ``versioned`` names before the tool runs.
     """
 
     model_config = ConfigDict(
         alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True, defer_build=True
     )
     aliases: ClassVar[dict[str, str]] = {}
+    versioned: ClassVar[str] = "path"
 
     @model_validator(mode="before")
     @classmethod

@@ -23,13 +23,27 @@ async def test_file_info(root, call, texts):
     os.utime(path, (1_000_000_000, 1_700_000_000.25))
     (text,) = texts(await call("get_file_info", {"path": "f.txt"}))
     fields = _fields(text)
-    assert list(fields) == ["type", "size", "created", "modified", "accessed", "permissions"]
+    assert list(fields) == ["type", "size", "created", "modified", "accessed", "permissions", "version"]
+    assert re.fullmatch("[0-9a-f]{16}", fields["version"])
     assert fields["type"] == "file"
     assert fields["size"] == "5"
     assert fields["modified"] == "2023-11-14T22:13:20.250Z"
     assert fields["accessed"] == "2001-09-09T01:46:40.000Z"
     assert fields["permissions"] == "640"
     assert fields["created"] == "unknown" or re.fullmatch(ISO, fields["created"])
+
+
+async def test_the_version_moves_with_a_same_size_rewrite_at_the_same_time(root, call, texts):
+    path = root / "f.txt"
+    path.write_text("hello")
+    first = _fields(texts(await call("get_file_info", {"path": "f.txt"}))[0])["version"]
+    stamp = path.stat().st_mtime_ns
+    with open(path, "r+b") as fh:  # in place: same inode, same size, same modification time
+        fh.write(b"jello")
+    os.utime(path, ns=(stamp, stamp))
+    again = _fields(texts(await call("get_file_info", {"path": "f.txt"}))[0])["version"]
+    assert path.read_text() == "jello" and path.stat().st_mtime_ns == stamp
+    assert again != first
 
 
 async def test_directory_info(root, call, texts):

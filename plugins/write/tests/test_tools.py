@@ -6,14 +6,16 @@ import pytest
 
 pytestmark = pytest.mark.anyio
 
+V = ...  # optional, with no default advertised
 EXPECTED = {
     # name: (parameters with their defaults (None: required), readOnly, destructive, idempotent)
-    "write_file": ({"path": None, "content": None, "encoding": "utf-8"}, False, True, True),
-    "append_file": ({"path": None, "content": None, "ensureNewline": True, "create": False}, False, True, False),
+    "write_file": ({"path": None, "content": None, "encoding": "utf-8", "lineCount": V, "expectedVersion": V}, False, True, True),
+    "write_files": ({"files": None}, False, True, True),
+    "append_file": ({"path": None, "content": None, "ensureNewline": True, "create": False, "expectedVersion": V}, False, True, False),
     "create_directory": ({"path": None, "recursive": True}, False, False, True),
-    "copy_file": ({"source": None, "destination": None, "overwrite": False}, False, True, True),
-    "move_file": ({"source": None, "destination": None, "overwrite": False}, False, True, False),
-    "delete_file": ({"path": None, "recursive": False}, False, True, False),
+    "copy_file": ({"source": None, "destination": None, "overwrite": False, "expectedVersion": V}, False, True, True),
+    "move_file": ({"source": None, "destination": None, "overwrite": False, "expectedVersion": V}, False, True, False),
+    "delete_file": ({"path": None, "recursive": False, "expectedVersion": V}, False, True, False),
 }
 
 
@@ -24,7 +26,8 @@ async def test_tools_list_matches_the_reference(server):
     for name, (params, read_only, destructive, idempotent) in EXPECTED.items():
         tool = listed[name]
         props = tool.input_schema["properties"]
-        assert {k: v.get("default") for k, v in props.items()} == params, name
+        required = set(tool.input_schema.get("required", []))
+        assert {k: v.get("default", None if k in required else V) for k, v in props.items()} == params, name
         assert sorted(tool.input_schema["required"]) == sorted(k for k, v in params.items() if v is None)
         assert tool.input_schema["additionalProperties"] is False
         assert all(p.get("description") for p in props.values()), name

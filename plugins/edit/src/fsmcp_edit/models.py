@@ -13,7 +13,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
-from fsmcp import ToolInput
+from fsmcp import ExpectedVersion, ToolInput
 
 _TEXT_FIELDS = ("old_text", "new_text", "is_regex", "case_insensitive", "limit", "expected_occurrences", "near_line")
 _LINE_FIELDS = ("line_number", "action", "content")
@@ -203,6 +203,7 @@ class EditFileInput(ToolInput):
     path: str = Field(description="The file to edit.")
     edits: list[EditItem] = Field(min_length=1, description=_EDITS_DESCRIPTION)
     dry_run: bool = Field(False, description="Preview: return the unified diff (or (no changes)) and write nothing. Errors are the same as a real run.")
+    expected_version: ExpectedVersion = None
 
     @model_validator(mode="before")
     @classmethod

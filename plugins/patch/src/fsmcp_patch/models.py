@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fsmcp import ToolInput
+from fsmcp import ExpectedVersion, ToolInput
 from pydantic import Field
 
 
@@ -23,3 +23,4 @@ class PatchApplyInput(ToolInput):
         ),
     )
     dry_run: bool = Field(default=False, description="Check that every hunk applies and report what would change; write nothing.")
+    expected_version: ExpectedVersion = None

@@ -6,7 +6,7 @@ import stat as stat_mod
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from fsmcp import Access, ToolResult, kind_of
+from fsmcp import Access, ToolError, ToolResult, kind_of, version
 
 if TYPE_CHECKING:
     from fsmcp import ToolContext
@@ -35,8 +35,19 @@ def get_file_info(args: PathInput, ctx: ToolContext) -> ToolResult:
     if facts["type"] == "symlink":
         target = ctx.fs.readlink(path)
         facts["target"] = target if target is not None else "(outside the allowed directories)"
+    facts["version"] = _version(ctx, args.path, st)
     text = "\n".join(f"{key}: {value}" for key, value in facts.items())
     return ToolResult.text(text, {"path": str(path), **facts})
+
+
+def _version(ctx: ToolContext, raw: str, st: Any) -> str:
+    # A link's version is its target's, as expectedVersion and the stale-write guard see it.
+    if kind_of(st.st_mode) == "symlink":
+        try:
+            return version(ctx.fs.stat(raw))
+        except ToolError:
+            pass
+    return version(st)
 
 
 def list_allowed_directories(args: NoInput, ctx: ToolContext) -> ToolResult:

@@ -124,6 +124,7 @@ class FileInfoOutput(BaseModel):
     accessed: str
     permissions: str
     target: str | None = None
+    version: str
 
 
 class AllowedDirectory(BaseModel):

@@ -6,24 +6,68 @@ import base64
 import binascii
 from typing import TYPE_CHECKING
 
-from fsmcp import Access, ErrorCode, ToolError, ToolResult
+from fsmcp import Access, ErrorCode, ResolvedPath, ToolError, ToolResult, expect_version
 
 if TYPE_CHECKING:
     from fsmcp import ToolContext
 
-    from .models import AppendFileInput, WriteFileInput
+    from .models import AppendFileInput, WriteFileInput, WriteFilesInput
 
 
 def write_file(args: WriteFileInput, ctx: ToolContext) -> ToolResult:
-    data = _decode_base64(args.content) if args.encoding == "base64" else _utf8(args.content)
-    _refuse_directory_syntax(args.path)
-    target = ctx.fs.resolve(args.path, Access.WRITE)
+    target, data = _prepared(args, ctx)
     created = ctx.fs.write_atomic(target, data)
-    how = "created" if created else "replaced"
-    return ToolResult.text(
-        f"Successfully wrote {_bytes(len(data))} to {target} ({how})",
-        {"path": str(target), "bytesWritten": len(data), "created": created},
-    )
+    return ToolResult.text(_wrote(target, data, created), {"path": str(target), "bytesWritten": len(data), "created": created})
+
+
+def write_files(args: WriteFilesInput, ctx: ToolContext) -> ToolResult:
+    """Every file or none: all are checked first, then written; a failure puts back those written."""
+    prepared = [_prepared(item, ctx) for item in args.files]
+    seen: set[str] = set()
+    for target, _ in prepared:
+        if str(target) in seen:
+            raise ToolError(ErrorCode.INVALID_PARAMS, f"{target} is named twice; give each file once")
+        seen.add(str(target))
+    for item in args.files:
+        if item.expected_version is not None:
+            expect_version(ctx.fs, item.path, item.expected_version)
+    snapshot = ctx.fs.snapshot(target for target, _ in prepared)
+    done = []
+    try:
+        for target, data in prepared:
+            ctx.check_cancelled()
+            done.append((target, data, ctx.fs.write_atomic(target, data)))
+    except BaseException as exc:
+        snapshot.restore()
+        if isinstance(exc, ToolError) and done:
+            raise ToolError(exc.code, f"{exc.message}. The {len(done)} file(s) written before it were put back; nothing was changed", exc.details) from None
+        raise
+    snapshot.discard()
+    lines = [_wrote(target, data, created) for target, data, created in done]
+    facts = [{"path": str(target), "bytesWritten": len(data), "created": created} for target, data, created in done]
+    return ToolResult.text("\n".join(lines), {"files": facts})
+
+
+def _prepared(args: WriteFileInput, ctx: ToolContext) -> tuple[ResolvedPath, bytes]:
+    data = _decode_base64(args.content) if args.encoding == "base64" else _utf8(args.content)
+    if args.line_count is not None and (lines := line_count(data)) != args.line_count:
+        raise ToolError(
+            ErrorCode.INVALID_PARAMS,
+            f"{args.path}: content holds {lines} line(s), not the lineCount {args.line_count} given; nothing was written. "
+            "It may have been cut short: send the whole content again",
+            {"lineCount": lines},
+        )
+    _refuse_directory_syntax(args.path)
+    return ctx.fs.resolve(args.path, Access.WRITE), data
+
+
+def line_count(data: bytes) -> int:
+    """Newlines, plus one for a last line without one: "a\nb" and "a\nb\n" both hold 2, "" none."""
+    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+
+
+def _wrote(target: ResolvedPath, data: bytes, created: bool) -> str:
+    return f"Successfully wrote {_bytes(len(data))} to {target} ({'created' if created else 'replaced'})"
 
 
 def append_file(args: AppendFileInput, ctx: ToolContext) -> ToolResult:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import Annotated, ClassVar, Literal
 
-from fsmcp import ToolInput
+from fsmcp import ExpectedVersion, ToolInput
 from pydantic import BaseModel, Field
+from pydantic.json_schema import SkipJsonSchema
 
 _PATH = "File path: absolute, or relative to the workspace; must lie inside an allowed directory."
 
@@ -19,6 +20,20 @@ class WriteFileInput(ToolInput):
     encoding: Literal["utf-8", "base64"] = Field(
         "utf-8", description="How `content` is given: `utf-8` text, or `base64` for binary data."
     )
+    line_count: Annotated[int, Field(ge=0)] | SkipJsonSchema[None] = Field(
+        None,
+        description="Lines `content` holds (a last line without newline counts); another count is INVALID_PARAMS, nothing written.",
+        json_schema_extra=lambda schema: schema.pop("default", None),
+    )
+    expected_version: ExpectedVersion = None
+
+
+class FileItem(WriteFileInput):
+    aliases: ClassVar[dict[str, str]] = {}
+
+
+class WriteFilesInput(ToolInput):
+    files: list[FileItem] = Field(min_length=1, description="The files to write, each as write_file takes it.")
 
 
 class AppendFileInput(ToolInput):
@@ -28,6 +43,7 @@ class AppendFileInput(ToolInput):
         True, description="End the appended text with a newline when it does not already end with one."
     )
     create: bool = Field(False, description="Create the file (and its parent directories) when it does not exist.")
+    expected_version: ExpectedVersion = None
 
 
 class CreateDirectoryInput(ToolInput):
@@ -52,11 +68,14 @@ class TransferInput(ToolInput):
         description="The full new path, including the name (not just a directory to put it in); parents are created."
     )
     overwrite: bool = Field(False, description="Replace an existing destination of the same type instead of failing.")
+    expected_version: ExpectedVersion = None
+    versioned: ClassVar[str] = "destination"
 
 
 class DeleteFileInput(ToolInput):
     path: str = Field(description="File, directory or link to delete. A link is deleted, never its target.")
     recursive: bool = Field(False, description="Delete a directory together with everything in it.")
+    expected_version: ExpectedVersion = None
 
 
 # Output models: the facts each tool returns as structuredContent (beside its one-line text).
@@ -66,6 +85,10 @@ class WriteFileOutput(BaseModel):
     path: str
     bytesWritten: int
     created: bool
+
+
+class WriteFilesOutput(BaseModel):
+    files: list[WriteFileOutput]
 
 
 class AppendFileOutput(BaseModel):

@@ -13,6 +13,8 @@ from .models import (
     TransferOutput,
     WriteFileInput,
     WriteFileOutput,
+    WriteFilesInput,
+    WriteFilesOutput,
 )
 
 TOOLS = [
@@ -27,6 +29,15 @@ TOOLS = [
         OVERWRITES,
         title="Write file",
         output_model=WriteFileOutput,
+    ),
+    Tool(
+        "write_files",
+        "Write several files, each as write_file would, all or nothing: if one fails, none is changed.",
+        WriteFilesInput,
+        "fsmcp_write.content:write_files",
+        OVERWRITES,
+        title="Write files",
+        output_model=WriteFilesOutput,
     ),
     Tool(
         "append_file",

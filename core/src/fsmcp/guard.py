@@ -1,0 +1,248 @@
+"""One file, one change at a time, and no change over a file this session has not seen.
+
+Two concerns that must agree on what "the file as it is" means, so they live together:
+
+* **Locks.** A call that changes files holds a lock on every file it reads or writes, keyed by
+  the file's real path, until it ends. Two changes to one file, from any tools and sessions,
+  are therefore one after the other: the second reads what the first wrote.
+* **The stale-write guard.** A session (one client connection) remembers the :func:`version` of
+  each file it read with a read-only tool, or changed itself. A write or append over a file
+  whose version has moved since, by someone else, is refused with ``EDIT_CONFLICT``; reading
+  the file again lifts it. ``stale_guard = false`` turns the guard off, never the locks.
+
+A version is a hash of ``(st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns)``. An atomic
+replace makes a new inode; any write in place moves ctime, which no user can set back, and
+Linux (6.13 and later) stamps a change with a fine-grained ctime once the old one was looked
+at, so even a same-size rewrite within the same clock tick gets a new version. Reading the
+content to hash it would cost a whole read for every ``get_file_info`` and every write.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+from pydantic import Field
+from pydantic.json_schema import SkipJsonSchema
+
+from .current import check_cancelled
+from .errors import ErrorCode, ToolError
+from .roots import Access
+
+if TYPE_CHECKING:
+    from .fs import FileSystem
+
+ExpectedVersion = Annotated[
+    str | SkipJsonSchema[None],
+    Field(
+        description="The version get_file_info reported; EDIT_CONFLICT, nothing changed, if the file's is another now.",
+        json_schema_extra=lambda schema: schema.pop("default", None),
+    ),
+]
+"""The ``expectedVersion`` parameter of every mutating tool, declared once for all of them."""
+
+DEADLOCK_WAIT = 30.0
+"""Seconds a call that already holds a lock waits for another before giving up (two calls
+taking the same files in opposite orders would otherwise wait for each other for ever)."""
+
+
+def version(st: os.stat_result) -> str:
+    """The version of a file as ``get_file_info`` reports it (see the module's docstring)."""
+    key = f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
+    return hashlib.blake2b(key.encode(), digest_size=8).hexdigest()
+
+
+def changed_at(st: os.stat_result) -> str:
+    return datetime.fromtimestamp(st.st_ctime, timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+class Session:
+    """One client connection: the version of each file it has read or changed."""
+
+    def __init__(self, label: str | None = None):
+        self.id = label or os.urandom(4).hex()
+        self._seen: dict[str, str] = {}
+        self._lock = threading.Lock()
+
+    def saw(self, path: Path, st: os.stat_result) -> None:
+        with self._lock:
+            self._seen[str(path)] = version(st)
+
+    def seen(self, path: Path) -> str | None:
+        with self._lock:
+            return self._seen.get(str(path))
+
+    def forget(self, path: Path) -> None:
+        """Forget ``path`` and everything under it (moved, copied over or deleted by this session)."""
+        key, below = str(path), str(path).rstrip("/") + "/"
+        with self._lock:
+            for seen in [s for s in self._seen if s == key or s.startswith(below)]:
+                del self._seen[seen]
+
+
+_session: ContextVar[Session] = ContextVar("fsmcp_session", default=Session("local"))
+
+
+def current_session() -> Session:
+    return _session.get()
+
+
+@contextmanager
+def in_session(session: Session | None) -> Iterator[Session]:
+    """Run what follows as ``session`` (the transports enter one per client connection)."""
+    if session is None:
+        yield _session.get()
+        return
+    token = _session.set(session)
+    try:
+        yield session
+    finally:
+        _session.reset(token)
+
+
+class _Call:
+    def __init__(self, changes: bool):
+        self.changes = changes
+        self.held: set[str] = set()
+
+
+_call: ContextVar[_Call | None] = ContextVar("fsmcp_guard_call", default=None)
+
+
+class Guard:
+    """The host's locks and stale-write checks (see the module's docstring)."""
+
+    def __init__(self, *, stale_guard: bool = True):
+        self.stale_guard = stale_guard
+        self._cond = threading.Condition()
+        self._owner: dict[str, _Call] = {}
+
+    @contextmanager
+    def call(self, changes: bool) -> Iterator[None]:
+        """One tool call; ``changes`` when it may change files. Its locks end with it."""
+        me = _Call(changes)
+        token = _call.set(me)
+        try:
+            yield
+        finally:
+            _call.reset(token)
+            self._release(me)
+
+    # -- locks --------------------------------------------------------------------------------
+
+    def _hold(self, key: str, me: _Call) -> None:
+        deadline = time.monotonic() + DEADLOCK_WAIT
+        with self._cond:
+            while (owner := self._owner.get(key)) not in (None, me):
+                if me.held and time.monotonic() > deadline:
+                    raise ToolError(
+                        ErrorCode.EDIT_CONFLICT,
+                        f"{key} is being changed by another call that waits for a file this one holds; nothing more was changed. Try again",
+                    )
+                self._cond.wait(0.5)
+                check_cancelled()
+            self._owner[key] = me
+            me.held.add(key)
+
+    def _release(self, me: _Call) -> None:
+        if not me.held:
+            return
+        with self._cond:
+            for key in me.held:
+                if self._owner.get(key) is me:
+                    del self._owner[key]
+            me.held.clear()
+            self._cond.notify_all()
+
+    @contextmanager
+    def changing(self, *paths: Path) -> Iterator[None]:
+        """Hold the paths' locks: until the call ends, or to the end of this block outside a call."""
+        me = _call.get()
+        alone = me is None
+        if alone:
+            me = _Call(True)
+        try:
+            for key in sorted({str(p) for p in paths}):
+                self._hold(key, me)
+            yield
+        finally:
+            if alone:
+                self._release(me)
+
+    def hold(self, path: Path) -> None:
+        """In a call that changes files, hold ``path``'s lock from now until the call ends.
+
+        The host calls it before a file is opened to read; a tool calls it before it looks at a
+        file it will change (its size, its times), so that what it saw is what it changes.
+        """
+        me = _call.get()
+        if me is not None and me.changes:
+            self._hold(str(path), me)
+
+    # -- the stale-write guard ----------------------------------------------------------------
+
+    def opened(self, path: Path, st: os.stat_result) -> None:
+        """A file was opened to read; a read-only call has now seen this version of it."""
+        me = _call.get()
+        if self.stale_guard and (me is None or not me.changes):
+            current_session().saw(path, st)
+
+    def check(self, path: Path, st: os.stat_result | None) -> None:
+        """Before ``path`` (now ``st``, None when missing) is written: refuse over a change unseen."""
+        if not self.stale_guard or st is None:
+            return  # nothing there: no one's change can be lost
+        seen = current_session().seen(path)
+        if seen is not None and seen != version(st):
+            raise ToolError(
+                ErrorCode.EDIT_CONFLICT,
+                f"{path} changed on disk at {changed_at(st)}, after this session last read or changed it; nothing was written. "
+                "Read it again (read_file), then make the change on what it holds now",
+                {"version": version(st)},
+            )
+
+    def knows(self, path: Path, st: os.stat_result) -> None:
+        """This session knows ``path`` as ``st``: it changed it, or named its version."""
+        if self.stale_guard:
+            current_session().saw(path, st)
+
+    def moved(self, *paths: Path) -> None:
+        """This session moved, copied over or deleted these paths: what it saw there is gone."""
+        session = current_session()
+        for path in paths:
+            session.forget(path)
+
+
+
+def expect_version(fs: FileSystem, raw: str, expected: str) -> None:
+    """``expectedVersion``: refuse unless the file at ``raw`` is at version ``expected``.
+
+    Checked under the file's lock, which a call that changes files then keeps: nothing else
+    changes the file through this server before the call does.
+    """
+    path = fs.resolve(raw, Access.WRITE)
+    with fs.guard.changing(path.path):
+        try:
+            st: os.stat_result | None = fs.stat(path)
+        except ToolError as exc:
+            if exc.code is not ErrorCode.NOT_FOUND:
+                raise
+            st = None
+    if st is None:
+        raise ToolError(ErrorCode.EDIT_CONFLICT, f"{path} does not exist, so it is not at version {expected}; nothing was changed")
+    if version(st) != expected:
+        raise ToolError(
+            ErrorCode.EDIT_CONFLICT,
+            f"{path} is at version {version(st)} (changed {changed_at(st)}), not the expected {expected}; nothing was changed. "
+            "Read it again, then retry with its new version",
+            {"version": version(st)},
+        )
+    fs.guard.knows(path.path, st)
+

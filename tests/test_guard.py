@@ -1,0 +1,103 @@
+"""The stale-write guard, expectedVersion and one change at a time per file, over stdio."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+
+from fsmcp.testing import ToolCalls, serve_stdio
+
+pytestmark = pytest.mark.anyio
+
+
+def _version(text: str) -> str:
+    return dict(line.split(": ", 1) for line in text.splitlines())["version"]
+
+
+async def test_an_edit_over_a_change_made_outside_since_the_read_is_refused_until_read_again(tmp_path):
+    path = tmp_path / "notes.txt"
+    path.write_text("one\ntwo\n")
+    async with serve_stdio(str(tmp_path)) as client:
+        s = ToolCalls(client)
+        await s.ok("read_file", path=str(path))
+        path.write_text("one\ntwo\nthree, from someone else\n")
+        for tool, args in [
+            ("edit_file", {"edits": [{"oldText": "two", "newText": "2"}]}),
+            ("write_file", {"content": "mine\n"}),
+            ("append_file", {"content": "more"}),
+            ("patch_apply", {"patch": "--- a/notes.txt\n+++ b/notes.txt\n@@ -1,2 +1,2 @@\n-one\n+1\n two\n"}),
+        ]:
+            text = await s.fail(tool, "EDIT_CONFLICT", path=str(path), **args)
+            assert "changed on disk at" in text and "read it again" in text.lower(), text
+        assert path.read_text() == "one\ntwo\nthree, from someone else\n"
+        await s.ok("read_file", path=str(path))
+        await s.ok("edit_file", path=str(path), edits=[{"oldText": "two", "newText": "2"}])
+        assert path.read_text() == "one\n2\nthree, from someone else\n"
+        # The session's own change keeps it current: a second edit needs no new read.
+        await s.ok("edit_file", path=str(path), edits=[{"oldText": "one", "newText": "1"}])
+        assert path.read_text() == "1\n2\nthree, from someone else\n"
+
+
+async def test_files_never_read_are_not_guarded_and_the_guard_can_be_turned_off(tmp_path):
+    (tmp_path / "fsmcp.toml").write_text("stale_guard = false\n")
+    path = tmp_path / "a.txt"
+    path.write_text("a\n")
+    async with serve_stdio(str(tmp_path)) as client:
+        s = ToolCalls(client)
+        await s.ok("edit_file", path=str(path), edits=[{"oldText": "a", "newText": "b"}])  # never read
+    async with serve_stdio("--config", str(tmp_path / "fsmcp.toml"), str(tmp_path)) as client:
+        s = ToolCalls(client)
+        await s.ok("read_file", path=str(path))
+        path.write_text("c\n")
+        await s.ok("edit_file", path=str(path), edits=[{"oldText": "c", "newText": "d"}])
+    assert path.read_text() == "d\n"
+
+
+async def test_each_session_has_its_own_reads(tmp_path):
+    path = tmp_path / "a.txt"
+    path.write_text("a\n")
+    async with serve_stdio(str(tmp_path)) as first, serve_stdio(str(tmp_path)) as second:
+        one, two = ToolCalls(first), ToolCalls(second)
+        await one.ok("read_file", path=str(path))
+        await two.ok("read_file", path=str(path))
+        await two.ok("write_file", path=str(path), content="b\n")  # for the first session, someone else
+        await one.fail("write_file", "EDIT_CONFLICT", path=str(path), content="c\n")
+        assert path.read_text() == "b\n"
+
+
+async def test_expected_version_current_and_stale(tmp_path):
+    path = tmp_path / "a.txt"
+    path.write_text("a\n")
+    async with serve_stdio(str(tmp_path)) as client:
+        s = ToolCalls(client)
+        current = _version(await s.ok("get_file_info", path=str(path)))
+        await s.ok("edit_file", path=str(path), edits=[{"oldText": "a", "newText": "b"}], expectedVersion=current)
+        assert path.read_text() == "b\n"
+        text = await s.fail("write_file", "EDIT_CONFLICT", path=str(path), content="c\n", expectedVersion=current)
+        assert f"not the expected {current}" in text
+        assert path.read_text() == "b\n"
+        now = _version(await s.ok("get_file_info", path=str(path)))
+        assert now != current
+        await s.fail("delete_file", "EDIT_CONFLICT", path=str(path), expectedVersion=current)
+        await s.ok("write_file", path=str(path), content="c\n", expectedVersion=now)
+        assert path.read_text() == "c\n"
+
+
+async def test_twenty_concurrent_edits_of_different_lines_all_land(tmp_path):
+    path = tmp_path / "lines.txt"
+    path.write_text("".join(f"line {i}\n" for i in range(20)))
+    async with serve_stdio(str(tmp_path)) as client:
+        answers: list[tuple[int, bool]] = []
+
+        async def edit(i: int) -> None:
+            result = await client.call_tool("edit_file", {"path": str(path), "edits": [{"oldText": f"line {i}\n", "newText": f"edited {i}\n"}]})
+            answers.append((i, bool(result.is_error)))
+
+        async with anyio.create_task_group() as tg:
+            for i in range(20):
+                tg.start_soon(edit, i)
+    text = path.read_text()
+    done = [i for i, failed in answers if not failed]
+    lost = [i for i in done if f"edited {i}\n" not in text]
+    assert lost == [], f"{len(lost)} edits answered success and are not in the file"
+    assert len(done) == 20
