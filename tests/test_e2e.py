@@ -9,7 +9,7 @@ import pytest
 from fsmcp.testing import serve_stdio, text_of
 
 READ_TOOLS = {"read_file", "read_multiple_files", "list_directory", "directory_tree", "get_file_info", "list_allowed_directories"}
-WRITE_TOOLS = {"write_file", "append_file", "create_directory", "copy_file", "move_file", "delete_file"}
+WRITE_TOOLS = {"write_file", "write_files", "append_file", "create_directory", "copy_file", "move_file", "delete_file"}
 
 
 @pytest.mark.anyio
