@@ -20,7 +20,7 @@ async def test_an_edit_over_a_change_made_outside_since_the_read_is_refused_unti
     async with serve_stdio(str(tmp_path)) as client:
         s = ToolCalls(client)
         await s.ok("read_file", path=str(path))
-        path.write_text("one\ntwo\nthree, from someone else\n")
+        path.write_text("one\ntwo\nthird line, from elsewhere\n")
         for tool, args in [
             ("edit_file", {"edits": [{"oldText": "two", "newText": "2"}]}),
             ("write_file", {"content": "mine\n"}),
@@ -29,13 +29,13 @@ async def test_an_edit_over_a_change_made_outside_since_the_read_is_refused_unti
         ]:
             text = await s.fail(tool, "EDIT_CONFLICT", path=str(path), **args)
             assert "changed on disk at" in text and "read it again" in text.lower(), text
-        assert path.read_text() == "one\ntwo\nthree, from someone else\n"
+        assert path.read_text() == "one\ntwo\nthird line, from elsewhere\n"
         await s.ok("read_file", path=str(path))
         await s.ok("edit_file", path=str(path), edits=[{"oldText": "two", "newText": "2"}])
-        assert path.read_text() == "one\n2\nthree, from someone else\n"
+        assert path.read_text() == "one\n2\nthird line, from elsewhere\n"
         # The session's own change keeps it current: a second edit needs no new read.
         await s.ok("edit_file", path=str(path), edits=[{"oldText": "one", "newText": "1"}])
-        assert path.read_text() == "1\n2\nthree, from someone else\n"
+        assert path.read_text() == "1\n2\nthird line, from elsewhere\n"
 
 
 async def test_files_never_read_are_not_guarded_and_the_guard_can_be_turned_off(tmp_path):
