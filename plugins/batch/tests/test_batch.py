@@ -95,7 +95,7 @@ async def test_seed_004_operation_types_and_parameter_names(server, root):
     [
         ({"tool": "no_such_tool", "arguments": {}}, "operation 2 (no_such_tool): unknown tool 'no_such_tool'; this server offers: append_file, copy_file,"),
         ({"tool": "batch_operations", "arguments": {"operations": []}}, "operation 2 (batch_operations): batch_operations cannot run inside batch_operations"),
-        ({"tool": "write_file", "arguments": {"path": "x"}}, "operation 2 (write_file): invalid arguments for write_file: content: required. Parameters: path, content, encoding"),
+        ({"tool": "write_file", "arguments": {"path": "x"}}, "operation 2 (write_file): invalid arguments for write_file: content: required. Parameters: path, content, encoding, lineCount, expectedVersion"),
         ({"tool": "read_file", "arguments": {"path": "x", "bogus": 1}}, "operation 2 (read_file): invalid arguments for read_file: bogus: unknown parameter"),
         ({"tol": "read_file", "arguments": {}}, "operations.1.tol: unknown parameter. An item of operations takes: tool, type, arguments, continueOnError."),
         ({"tool": "read_file", "type": "read", "arguments": {"path": "x"}}, "operations.1: Value error, give either tool"),

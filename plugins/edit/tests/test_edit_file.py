@@ -394,7 +394,7 @@ async def test_an_unknown_field_inside_an_edit_names_the_fields_an_edit_takes(ro
     assert text_of(result) == (
         "INVALID_PARAMS: invalid arguments for edit_file: edits.0.newTxt: unknown parameter. An item of edits takes: "
         "type, oldText, newText, isRegex, caseInsensitive, limit, expectedOccurrences, startLine, endLine, nearLine, "
-        "lineNumber, action, content. Parameters: path, edits, dryRun"
+        "lineNumber, action, content. Parameters: path, edits, dryRun, expectedVersion"
     )
     assert path.read_text() == "old\n"
 
