@@ -55,44 +55,44 @@ class EditItem(ToolInput):
 
     type: Literal["replace", "line"] = Field(
         "replace",
-        description='"replace" (default): find oldText and put newText in its place. "line": act on whole lines by number (lineNumber, action, content).',
+        description='"line" edits whole lines by number (lineNumber, action, content).',
     )
     old_text: str | SkipJsonSchema[None] = _optional(
-        "Text to find: matched exactly (line endings aside); if not found, matched line by line ignoring each line's leading/trailing whitespace. With isRegex, an ECMAScript regex."
+        "Text to replace, exactly (line endings aside); if not found, line by line ignoring indentation, which is kept."
     )
     new_text: str = Field(
         "",
-        description="Replacement text; inserted as written (lines take the replaced region's line ending). With isRegex: $1-$99 and \\1-\\9 insert groups, $& $0 \\0 the whole match, $<name> a named group, $$ a literal $.",
+        description="With isRegex: $1 \\1 $<name> groups, $& the match, $$ a $.",
     )
     is_regex: bool = Field(
         False,
-        description="Treat oldText as an ECMAScript regex: ^ and $ match at each line, . does not cross a line break, \\d \\w \\b are ASCII as in JavaScript. Exempt from the uniqueness rule. Preview with dryRun first.",
+        description="oldText is an ECMAScript regex (^ $ per line; . stops at line ends); any number of matches.",
     )
-    case_insensitive: bool = Field(False, description="Match ignoring case (literal or regex). No whitespace-tolerant fallback.")
+    case_insensitive: bool = Field(False, description="Match ignoring case (then no indentation fallback).")
     limit: int = Field(
         1,
         ge=0,
-        description="How many occurrences to replace, first to last: 1 (default) requires oldText to be unique (else NOT_UNIQUE); 0 replaces all; N > 1 the first N.",
+        description="1: oldText must be unique (else NOT_UNIQUE, naming each line); 0: all; N: the first N.",
     )
     expected_occurrences: Annotated[int, Field(ge=1)] | SkipJsonSchema[None] = _optional(
-        "The number of occurrences oldText must have (in scope); otherwise EDIT_CONFLICT and nothing is written. When it holds, all of them are replaced unless limit says otherwise.",
+        "Occurrences oldText must have, else EDIT_CONFLICT; all are replaced unless limit says otherwise.",
     )
     start_line: int | SkipJsonSchema[None] = _optional(
-        "Only match inside lines startLine..endLine (1-based, inclusive; negative counts from the end); startLine alone: the first occurrence at or after it. For a line edit, see endLine."
+        "Match only in lines startLine..endLine (negative: from the end); startLine alone: the first occurrence from it."
     )
     end_line: int | SkipJsonSchema[None] = _optional(
-        "Last line of the scope (replace edits), or of the range a line edit replaces or deletes (default: lineNumber)."
+        "Last line of that scope, or of a line edit's range (default lineNumber)."
     )
     near_line: int | SkipJsonSchema[None] = _optional(
-        "When oldText occurs more than once, edit the occurrence nearest this line (1-based) instead of failing NOT_UNIQUE."
+        "Of several occurrences, edit the one nearest this line."
     )
     line_number: int | SkipJsonSchema[None] = _optional(
-        "Line edits: the line to act on (1-based; negative counts from the end, -1 = last line; for insert, 0 = end of file and -1 = before the last line)."
+        "1-based; negative from the end (-1: last); insert at 0: at the end."
     )
     action: Literal["insert", "replace", "delete"] | SkipJsonSchema[None] = _optional(
-        "Line edits: insert content before lineNumber, replace lines lineNumber..endLine with content, or delete them."
+        "Insert content before lineNumber, or replace/delete lineNumber..endLine."
     )
-    content: str | SkipJsonSchema[None] = _optional("Line edits: the text to insert or to replace with (one or more lines).")
+    content: str | SkipJsonSchema[None] = _optional("Lines to insert or replace with.")
     dot_all: SkipJsonSchema[bool] = False
 
     @model_validator(mode="before")
@@ -192,9 +192,8 @@ def _unstring_arrays(data: Any, *fields: str) -> Any:
     return data
 
 
-_EDITS_DESCRIPTION = (
-    "Edits applied in order to the file in memory (each sees the result of the ones before); if any fails, nothing is written."
-)
+_EDITS_DESCRIPTION = "Applied in order, each to the result of the ones before."
+_DRY_RUN = "Return the diff, write nothing."
 
 
 class EditFileInput(ToolInput):
@@ -202,7 +201,7 @@ class EditFileInput(ToolInput):
 
     path: str = Field(description="The file to edit.")
     edits: list[EditItem] = Field(min_length=1, description=_EDITS_DESCRIPTION)
-    dry_run: bool = Field(False, description="Preview: return the unified diff (or (no changes)) and write nothing. Errors are the same as a real run.")
+    dry_run: bool = Field(False, description=_DRY_RUN)
     expected_version: ExpectedVersion = None
 
     @model_validator(mode="before")
@@ -214,13 +213,13 @@ class EditFileInput(ToolInput):
 class EditFilesInput(ToolInput):
     paths: list[str] = Field(
         min_length=1,
-        description="Files to edit: paths, and glob patterns (* ? ** {a,b} [..]) expanded to the files they match.",
+        description="Files and globs (* ? ** {a,b} [..]).",
     )
-    edits: list[EditItem] = Field(min_length=1, description="The same edits for every file. " + _EDITS_DESCRIPTION)
-    dry_run: bool = Field(False, description="Preview every file's diff and write nothing.")
+    edits: list[EditItem] = Field(min_length=1, description=_EDITS_DESCRIPTION)
+    dry_run: bool = Field(False, description=_DRY_RUN)
     atomic: bool = Field(
         False,
-        description="All or nothing across files: if any file fails, none is written. Default false: each file succeeds or fails on its own.",
+        description="If any file fails, write none (default: each file on its own).",
     )
 
     @model_validator(mode="before")
