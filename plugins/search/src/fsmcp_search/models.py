@@ -11,9 +11,9 @@ from fsmcp import ToolInput
 MAX_CONTEXT_LINES = 50
 MAX_RESULTS = 10_000
 
-_EXCLUDE = "Globs of paths to leave out. Without '/' a glob matches a file or directory name at any depth (node_modules, *.min.js); with '/' it matches the path relative to the directory (src/gen/**). A matching directory is skipped with everything under it."
+_EXCLUDE = "Paths to leave out: without '/' a name at any depth (node_modules, *.min.js), with '/' a path relative to directory (src/gen/**); a directory goes whole."
 _DIRECTORY = "Directory to search recursively (default: the workspace); relative globs are anchored to it."
-_IGNORED = "Also search what .gitignore files (and .git/info/exclude) leave out, and the .git directory itself."
+_IGNORED = "Also search what .gitignore and .git/info/exclude leave out, and .git."
 
 
 def _one_or_many(value: Any) -> Any:
@@ -27,7 +27,7 @@ class SearchFilesInput(ToolInput):
     directory: str | None = Field(None, description=_DIRECTORY)
     name_contains: str = Field(
         min_length=1,
-        description="Literal text (not a glob, not a regex) looked for, case-insensitively, in each file and directory name.",
+        description="Text looked for in each name: literal (no glob, no regex), any case.",
     )
     exclude_globs: list[str] = Field(default_factory=list, description=_EXCLUDE)
     include_ignored: bool = Field(False, description=_IGNORED)
@@ -51,8 +51,8 @@ class GlobSearchInput(ToolInput):
     directory: str | None = Field(None, description=_DIRECTORY)
     globs: list[str] = Field(
         min_length=1,
-        description="File globs: ** (any depth), * and ? (within a name), {a,b}, [abc]. A relative glob matches the path relative to directory: "
-        "*.py the directory's own, **/*.py any depth, src/**/*.ts; an absolute glob (/srv/app/*.py) is used as given.",
+        description="** any depth, * ? within a name, {a,b}, [abc]. Relative to directory: *.py its own files, **/*.py at any depth, "
+        "src/**/*.ts; an absolute glob is used as given.",
     )
     exclude_globs: list[str] = Field(default_factory=list, description=_EXCLUDE)
     max_results: int = Field(1000, ge=0, description="Most files to list (0: no limit); a notice says how many more there are.")
@@ -69,19 +69,18 @@ class GrepFilesInput(ToolInput):
 
     regex: str = Field(
         min_length=1,
-        description="ECMAScript (JavaScript) regex searched for in file contents, one line at a time. "
-        "Escape metacharacters (\\. \\* \\() to search for literal text. Lookaround and backreferences are not supported.",
+        description="ECMAScript regex, matched per line; escape \\. \\* \\( for literal text. No lookaround or backreferences.",
     )
     directory: str | None = Field(None, description=_DIRECTORY)
     globs: list[str] | None = Field(
         None,
-        description="Files to search. A relative glob matches the path relative to directory (or to the workspace when directory is omitted): "
-        "*.py the directory's own, **/*.py any depth, src/**/*.ts. An absolute glob is used as given.",
+        description="Files to search: without '/' names at any depth (*.py), with '/' paths relative to directory (src/**/*.ts); "
+        "absolute globs as given. Give directory, globs or both.",
     )
     exclude_globs: list[str] = Field(default_factory=list, description=_EXCLUDE)
-    case_insensitive: bool = Field(False, description="Match letters regardless of case (grep -i).")
-    context_lines: int = Field(0, ge=0, le=MAX_CONTEXT_LINES, description="Lines shown before and after each match (grep -C), at most 50.")
-    max_results: int = Field(500, ge=1, le=MAX_RESULTS, description="Most matching lines to return, in all files together (at most 10000).")
+    case_insensitive: bool = Field(False, description="Ignore case (grep -i).")
+    context_lines: int = Field(0, ge=0, le=MAX_CONTEXT_LINES, description="Lines shown around each match (grep -C).")
+    max_results: int = Field(500, ge=1, le=MAX_RESULTS, description="Most matching lines, all files together.")
     include_ignored: bool = Field(False, description=_IGNORED)
 
     @field_validator("globs", "exclude_globs", mode="before")
