@@ -305,33 +305,40 @@ class Journal:
             if meta["reason"]:
                 raise ToolError(ErrorCode.INVALID_PARAMS, f"change {meta['id']} cannot be undone: {meta['reason']}")
             items = [(fs.resolve(r["path"], Access.WRITE, follow_links=False), r) for r in meta["records"]]
-            conf = fs.confinement
-            if not force:
-                changed = [str(p) for p, r in items if _digest_or_none(conf, p) != r["after"]]
-                if changed:
-                    raise ToolError(
-                        ErrorCode.EDIT_CONFLICT,
-                        f"{', '.join(changed)} changed since change {meta['id']} (by someone else, or a later change: undo that "
-                        "first); nothing was restored. Pass force: true to restore anyway",
-                        {"paths": changed},
-                    )
-            change = current.change()
-            if change is not None:
-                change.before(p for p, _ in items)
-                pending = change.state.get(NAME)
-                if pending is not None:
-                    pending.undoes = meta["id"]
-            store = os.open(self.dir / "changes" / name / "data", dirfd.LIST)
-            try:
-                _check_copies(store, meta)
-                restore.put_back(conf, store, [(p, r["copy"]) for p, r in items])
-            finally:
-                os.close(store)
+            # The paths' locks, as any change holds them: no call of this server writes them meanwhile.
+            with fs.guard.changing(*(p.path for p, _ in items)):
+                self._put_back(fs, meta, name, items, force)
+            # What this session had read there is gone, as after a move or delete.
+            fs.guard.moved(*(p.path for p, _ in items))
             with self._locked():
                 self._mark(meta["id"], True)
                 if meta.get("undoes") is not None:
                     self._mark(meta["undoes"], None)  # undoing an undo: the change it undid is back
         return meta, [str(p) for p, _ in items]
+
+    def _put_back(self, fs: FileSystem, meta: dict[str, Any], name: str, items: list[tuple[ResolvedPath, dict[str, Any]]], force: bool) -> None:
+        conf = fs.confinement
+        if not force:
+            changed = [str(p) for p, r in items if _digest_or_none(conf, p) != r["after"]]
+            if changed:
+                raise ToolError(
+                    ErrorCode.EDIT_CONFLICT,
+                    f"{', '.join(changed)} changed since change {meta['id']} (by someone else, or a later change: undo that "
+                    "first); nothing was restored. Pass force: true to restore anyway",
+                    {"paths": changed},
+                )
+        change = current.change()
+        if change is not None:
+            change.before(p for p, _ in items)
+            pending = change.state.get(NAME)
+            if pending is not None:
+                pending.undoes = meta["id"]
+        store = os.open(self.dir / "changes" / name / "data", dirfd.LIST)
+        try:
+            _check_copies(store, meta)
+            restore.put_back(conf, store, [(p, r["copy"]) for p, r in items])
+        finally:
+            os.close(store)
 
     def _target(self, number: int | None, visible: Any) -> dict[str, Any]:
         for meta in self.changes():

@@ -181,3 +181,13 @@ async def test_list_changes_narrows_to_a_path_and_a_limit(server, root: Path):
         assert [c["paths"] for c in result.structured_content["changes"]] == [[str(root / "a.txt")]]
         text = await s.ok("list_changes", limit=1)
         assert len(text.splitlines()) == 1 and "delete_file" in text
+
+
+@pytest.mark.anyio
+async def test_after_an_undo_the_session_edits_the_restored_file_without_a_stale_conflict(server, root: Path):
+    async with server() as s:
+        await s.ok("read_file", path="a.txt")
+        await s.ok("write_file", path="a.txt", content="alpha\ngamma\n")
+        await s.ok("undo_change")
+        await s.ok("edit_file", path="a.txt", edits=[{"oldText": "beta", "newText": "delta"}])
+    assert (root / "a.txt").read_text() == "alpha\ndelta\n"
