@@ -27,6 +27,9 @@ import fsmcp.fs
 from fsmcp.testing import connect, host_for, text_of
 
 TIMEOUT = 20
+EXIT_BOUND = 10
+"""Seconds a server has to exit once its client is gone: a loaded machine's margin over the
+second or two it takes, and far less than the reading of a tebibyte of holes it abandons."""
 
 
 class Raw:
@@ -38,10 +41,13 @@ class Raw:
         )
         self._lines: queue.Queue[bytes] = queue.Queue()
         self._answers: dict[object, dict] = {}
+        self.progressed = threading.Event()
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self) -> None:
         for line in self.proc.stdout:  # type: ignore[union-attr]
+            if b'"notifications/progress"' in line:
+                self.progressed.set()
             self._lines.put(line)
 
     def send(self, data: bytes) -> None:
@@ -54,8 +60,14 @@ class Raw:
             message["params"] = params
         self.send(json.dumps(message).encode() + b"\n")
 
-    def call(self, id_: object, name: str, arguments: dict) -> None:
-        self.request(id_, "tools/call", {"name": name, "arguments": arguments})
+    def call(self, id_: object, name: str, arguments: dict, progress: bool = False) -> None:
+        meta = {"_meta": {"progressToken": f"p{id_}"}} if progress else {}
+        self.request(id_, "tools/call", {"name": name, "arguments": arguments, **meta})
+
+    def reading_endlessly(self, id_: object) -> None:
+        """Start word_count over the endless file, and return once it reports its progress."""
+        self.call(id_, "word_count", {"path": "sparse.bin"}, progress=True)
+        assert self.progressed.wait(TIMEOUT), "word_count reported no progress"
 
     def answer(self, id_: object, timeout: float = TIMEOUT) -> dict:
         deadline = time.monotonic() + timeout
@@ -125,24 +137,25 @@ def test_malformed_json_rpc_is_answered_or_dropped_and_the_server_keeps_serving(
 @pytest.fixture
 def endless(root: Path) -> Path:
     with open(root / "sparse.bin", "wb") as fh:
-        fh.truncate(8 * 1024**3)  # word_count would read 8 GiB of holes
+        fh.truncate(1024**4)  # word_count would read a tebibyte of holes: longer than any test runs
     return root
 
 
 def test_a_client_that_hangs_up_mid_call_leaves_a_server_that_exits_cleanly(endless):
     raw = Raw(str(endless))
     raw.initialize()
-    raw.call(1, "word_count", {"path": "sparse.bin"})
+    raw.reading_endlessly(1)
     raw.call(2, "write_file", {"path": "b.txt", "content": "bravo"})
     assert raw.text(2) == (False, f"Successfully wrote 5 bytes to {endless.resolve() / 'b.txt'} (created)")
-    rc, stderr = raw.close()
+    rc, stderr = raw.close(EXIT_BOUND)  # raises if the server is still there
     assert rc == 0, stderr
     assert "Traceback" not in stderr
     assert temp_files(endless) == []
 
 
-def vanish_mid_call(root: Path) -> tuple[int, str]:
-    """Start a long call, then drop both pipes as a killed client would: exit status, stderr."""
+def vanish_mid_call(root: Path, *, keep_input: bool = False) -> tuple[int, str]:
+    """Start an endless call, then drop both pipes as a killed client would (or only the answers'
+    with ``keep_input``): exit status, stderr."""
     proc = subprocess.Popen([sys.executable, "-m", "fsmcp", "serve", str(root)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     for message in [
         {"jsonrpc": "2.0", "id": 0, "method": "initialize",
@@ -152,17 +165,31 @@ def vanish_mid_call(root: Path) -> tuple[int, str]:
     ]:  # fmt: skip
         proc.stdin.write(json.dumps(message).encode() + b"\n")  # type: ignore[union-attr]
         proc.stdin.flush()  # type: ignore[union-attr]
-        if message.get("id") == 0:
-            proc.stdout.readline()  # type: ignore[union-attr]
-    time.sleep(0.3)
+    proc.stdout.readline()  # type: ignore[union-attr]
+    # No progress asked for: nothing is written while word_count reads, so only the server's
+    # own watch on its output can notice the client is gone.
+    deadline = time.monotonic() + TIMEOUT
+    while _read_bytes(proc.pid) < 64 * 1024**2:
+        assert time.monotonic() < deadline, "word_count did not start reading"
+        time.sleep(0.05)
     proc.stdout.close()  # type: ignore[union-attr]
-    proc.stdin.close()  # type: ignore[union-attr]
-    return proc.wait(TIMEOUT), proc.stderr.read().decode(errors="replace")  # type: ignore[union-attr]
+    if not keep_input:
+        proc.stdin.close()  # type: ignore[union-attr]
+    try:
+        return proc.wait(EXIT_BOUND), proc.stderr.read().decode(errors="replace")  # type: ignore[union-attr]
+    finally:
+        proc.kill()
 
 
 def test_a_client_that_vanishes_mid_call_leaves_no_server_behind(endless):
-    vanish_mid_call(endless)  # wait() raises if the server is still there after TIMEOUT
+    vanish_mid_call(endless)  # wait() raises if the server is still there after EXIT_BOUND
     assert temp_files(endless) == []
+
+
+def test_a_client_that_stops_reading_mid_call_leaves_no_server_behind(endless):
+    """Its input still open, the client closes its end of the answers: nobody is left to answer."""
+    rc, stderr = vanish_mid_call(endless, keep_input=True)
+    assert rc == 0 and "Traceback" not in stderr, stderr[-500:]
 
 
 def test_a_client_that_vanishes_mid_call_gets_a_clean_exit(endless):
@@ -380,3 +407,38 @@ async def test_a_write_cancelled_midway_leaves_no_half_file(root):
         await anyio.to_thread.run_sync(lambda: host.fs.write_atomic("keep.txt", chunks()))
     assert (root / "keep.txt").read_bytes() == b"old contents\n"
     assert temp_files(root) == []
+
+
+STUCK_SERVER = """
+import sys
+import fsmcp_wordcount.tools
+from fsmcp.cli import main
+
+def stuck(args, ctx):  # a call that never checks for cancellation (a read that does not return)
+    __import__("time").sleep(3600)  # the code runs among the tool module's globals
+
+fsmcp_wordcount.tools.word_count.__code__ = stuck.__code__
+sys.exit(main(["serve", sys.argv[1]]))
+"""
+
+
+@pytest.mark.parametrize("answers_open", [True, False])
+def test_a_call_stuck_in_its_thread_does_not_hold_a_server_whose_client_left(root, answers_open):
+    proc = subprocess.Popen([sys.executable, "-c", STUCK_SERVER, str(root)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        for message in [
+            {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+             "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}},
+            {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "word_count", "arguments": {"path": "a.txt"}}},
+            {"jsonrpc": "2.0", "id": 2, "method": "ping"},
+        ]:  # fmt: skip
+            proc.stdin.write(json.dumps(message).encode() + b"\n")  # type: ignore[union-attr]
+            proc.stdin.flush()  # type: ignore[union-attr]
+        assert [json.loads(proc.stdout.readline())["id"] for _ in range(2)] == [0, 2]  # type: ignore[union-attr]
+        if not answers_open:
+            proc.stdout.close()  # type: ignore[union-attr]
+        proc.stdin.close()  # type: ignore[union-attr]
+        assert proc.wait(EXIT_BOUND) == 0
+        assert "Traceback" not in proc.stderr.read().decode(errors="replace")  # type: ignore[union-attr]
+    finally:
+        proc.kill()

@@ -15,6 +15,8 @@ import asyncio
 import contextvars
 import json
 import logging
+import os
+import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -23,6 +25,7 @@ from .client_roots import ClientRoots
 from .guard import Session
 from .host import Host
 from .wire import PipeWire, Wire
+from .workers import WORKERS
 
 log = logging.getLogger("fsmcp")
 
@@ -40,6 +43,11 @@ ROOTS_INPUT = "roots"
 
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR = -32700, -32600, -32601, -32602, -32603
 UNSUPPORTED_PROTOCOL_VERSION = -32022
+CLOSING_GRACE = 1.0
+"""Seconds the calls in flight when a live client closes its input (its way to leave) have to
+answer before they are cancelled."""
+EXIT_GRACE = 1.0
+"""Seconds the cancelled calls have to stop before the process exits without them."""
 BATCH_VERSIONS = ("2025-03-26",)
 """The versions whose connections may send JSON-RPC batches: 2025-06-18 removed them."""
 
@@ -80,8 +88,11 @@ class Connection:
         self.gone = False
         self.serving: asyncio.Task[Any] | None = None
 
-    async def serve(self, first: list[dict[str, Any]], rest: AsyncIterator[dict[str, Any]]) -> None:
+    async def serve(self, first: list[Any], rest: AsyncIterator[Any]) -> list[asyncio.Task[None]]:
+        """Serve until the client leaves; the calls then still running, cancelled."""
+        loop = asyncio.get_running_loop()
         self.serving = asyncio.current_task()
+        watch = loop.create_task(self.watch_hang_up())
         try:
             for message in first:
                 await self.receive(message)
@@ -91,16 +102,27 @@ class Connection:
             for future in self.asked.values():
                 if not future.done():
                     future.set_exception(ClientError("the client closed the connection"))
-            # The calls still running finish and answer: a client that closed its end of the
-            # input may still be reading, as `fsmcp serve < requests.jsonl` is.
-            while self.running:
-                await asyncio.wait(list(self.running.values()))
+            # The calls still running finish and answer: the end of a file of requests, as in
+            # `fsmcp serve < requests.jsonl`, is no client leaving. A live client that closes
+            # its input is leaving (stdio's way to end a session), and may still read for a while.
+            deadline = loop.time() + CLOSING_GRACE if self.wire.live else None
+            while self.running and (deadline is None or loop.time() < deadline):
+                await asyncio.wait(list(self.running.values()), timeout=None if deadline is None else deadline - loop.time())
         except asyncio.CancelledError:
             if not self.gone:
                 raise
         finally:
+            watch.cancel()
             for task in self.running.values():
                 task.cancel()
+        return list(self.running.values())
+
+    async def watch_hang_up(self) -> None:
+        """A client that can no longer read the answers is gone, whatever its calls are doing."""
+        await self.wire.hung_up()
+        self.gone = True
+        if self.serving is not None:
+            self.serving.cancel()
 
     async def receive(self, message: Any) -> None:
         if isinstance(message, list):
@@ -353,12 +375,23 @@ def opens_modern(message: dict[str, Any]) -> bool:
 
 
 async def serve_stdio(host: Host) -> None:
-    """Serve one client over stdin and stdout until it closes its end."""
-    await serve_wire(host, await PipeWire.claim())
+    """Serve one client over stdin and stdout until it closes its end; then end the process promptly."""
+    abandoned = await serve_wire(host, await PipeWire.claim())
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + EXIT_GRACE
+    if abandoned:
+        await asyncio.wait(abandoned, timeout=EXIT_GRACE)
+    # A call's thread stops at its next check for cancellation; one blocked in a read that does
+    # not return (a FIFO, a hung mount) must not hold the process once nobody waits for it.
+    if any(not task.done() for task in abandoned) or not WORKERS.wait_idle(max(0.0, deadline - loop.time())):
+        log.warning("the client left while calls were still running; exiting without waiting for them")
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
 
 
-async def serve_wire(host: Host, wire: Wire) -> None:
-    """Serve one client over ``wire``, in the era its first request opens."""
+async def serve_wire(host: Host, wire: Wire) -> list[asyncio.Task[None]]:
+    """Serve one client over ``wire``, in the era its first request opens; the calls left running, cancelled."""
     incoming = messages(wire)
     lead: list[dict[str, Any] | list[Any]] = []
     modern = False
@@ -369,4 +402,4 @@ async def serve_wire(host: Host, wire: Wire) -> None:
         if "method" in message and "id" in message:  # the first request decides the era
             modern = opens_modern(message)
             break
-    await Connection(host, wire, modern=modern).serve(lead, incoming)
+    return await Connection(host, wire, modern=modern).serve(lead, incoming)

@@ -18,6 +18,14 @@ MAX_MESSAGE_BYTES = 1 << 30
 class Wire:
     """A client's end of the connection: lines in, lines out."""
 
+    live = False
+    """Whether the input comes from a client that is there (a pipe, a socket, a terminal), whose end
+    of the input means it is leaving; not from a file, read to its end and answered in full."""
+
+    async def hung_up(self) -> None:
+        """Returns when the client can no longer read the answers (never, unless the wire can tell)."""
+        await asyncio.Event().wait()
+
     async def read_line(self) -> bytes | None:
         """The next line, or None when the client has closed its end."""
         raise NotImplementedError
@@ -50,6 +58,13 @@ class PipeWire(Wire):
     def __init__(self, reader: asyncio.StreamReader | None, infile: Any, writer: asyncio.StreamWriter | None, outfile: Any):
         self._reader, self._infile = reader, infile
         self._writer, self._outfile = writer, outfile
+        self.live = reader is not None
+
+    async def hung_up(self) -> None:
+        if self._writer is None:
+            await super().hung_up()
+        else:
+            await self._writer.transport.get_protocol().lost.wait()  # type: ignore[attr-defined]
 
     @classmethod
     async def claim(cls) -> PipeWire:
@@ -65,7 +80,7 @@ class PipeWire(Wire):
             await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), open(fd_in, "rb", buffering=0, closefd=False))
         writer: asyncio.StreamWriter | None = None
         if _pollable(fd_out):
-            transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, open(fd_out, "wb", buffering=0, closefd=False))
+            transport, protocol = await loop.connect_write_pipe(_Output, open(fd_out, "wb", buffering=0, closefd=False))
             writer = asyncio.StreamWriter(transport, protocol, None, loop)
         return cls(reader, open(fd_in, "rb", closefd=False), writer, open(fd_out, "wb", closefd=False))
 
@@ -89,6 +104,18 @@ class PipeWire(Wire):
     def _write_file(self, data: bytes) -> None:
         self._outfile.write(data)
         self._outfile.flush()
+
+
+class _Output(asyncio.streams.FlowControlMixin):
+    """stdout's protocol: it knows when the client closed its end (asyncio watches a pipe for that)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lost = asyncio.Event()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        self.lost.set()
 
 
 def _pollable(fd: int) -> bool:

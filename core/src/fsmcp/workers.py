@@ -24,6 +24,7 @@ class Workers:
         self.max_threads = max_threads
         self._jobs: queue.SimpleQueue[tuple[asyncio.AbstractEventLoop, asyncio.Future[Any], contextvars.Context, Callable[..., Any], tuple[Any, ...]]] = queue.SimpleQueue()
         self._lock = threading.Lock()
+        self._finished = threading.Condition(self._lock)
         self._threads = 0
         self._idle = 0
 
@@ -53,6 +54,12 @@ class Workers:
                 pass  # the loop is closed: nobody waits for this answer any more
             with self._lock:
                 self._idle += 1
+                self._finished.notify_all()
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Whether every thread is idle, or becomes so within ``timeout`` seconds."""
+        with self._lock:
+            return self._finished.wait_for(lambda: self._idle == self._threads, timeout)
 
 
 def _settle(future: asyncio.Future[Any], outcome: Any, failed: bool) -> None:
