@@ -1,11 +1,14 @@
 """Cancelling a long call stops the tool's work, not only the client's wait; progress arrives.
 
 The walks are slowed down (a short sleep per entry) so that a call left alone would run for
-many seconds; each test cancels it early and checks that the tool stopped well before that.
+many seconds; each test cancels it once its work is under way and checks that the work stopped
+before its end. Waits are bounded generously and nothing is timed: a loaded machine is slow,
+not wrong.
 """
 
 import os
 import time
+from collections.abc import Callable
 
 import anyio
 import pytest
@@ -18,6 +21,7 @@ from fsmcp.testing import connect, host_for
 
 ENTRIES = 4000
 DELAY = 0.002  # seconds per entry: the whole walk would take ENTRIES * DELAY = 8 s
+TIMEOUT = 20
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +33,7 @@ def tree(tmp_path_factory):
         for f in range(99):
             (sub / f"f{f:02}.txt").write_text("x\n")
     with open(top / "sparse.bin", "wb") as fh:
-        fh.truncate(8 * 1024**3)  # 8 GiB of holes: word_count would read for a long time
+        fh.truncate(1024**4)  # a tebibyte of holes: word_count would read for longer than any test runs
     return top
 
 
@@ -48,25 +52,34 @@ def slow_walks(monkeypatch):
     return walked
 
 
-async def cancel_midway(host, client, tool, args, progress):
+async def cancel_midway(host, client, tool, args, progress, under_way: Callable[[], bool]) -> None:
+    """Call, cancel once ``under_way()`` says the work has begun, and wait until the host lets go."""
     scope = anyio.CancelScope()
 
     async def call():
         with scope:
             await client.call_tool(tool, args, progress_callback=progress)
 
-    started = time.monotonic()
     async with anyio.create_task_group() as tg:
         tg.start_soon(call)
-        with anyio.fail_after(10):
-            while not host.in_flight:
+        with anyio.fail_after(TIMEOUT):
+            while not (host.in_flight and under_way()):
                 await anyio.sleep(0.01)
-        await anyio.sleep(2.5)
         scope.cancel()
-    with anyio.fail_after(3):
+    with anyio.fail_after(TIMEOUT):
         while host.in_flight:
             await anyio.sleep(0.01)
-    return time.monotonic() - started
+
+
+async def settled(count: Callable[[], int]) -> int:
+    """``count()`` once it has stopped growing: the cancelled work no longer runs."""
+    with anyio.fail_after(TIMEOUT):
+        before = count()
+        while True:
+            await anyio.sleep(0.5)
+            if (now := count()) == before:
+                return now
+            before = now
 
 
 @pytest.mark.anyio
@@ -74,7 +87,6 @@ async def cancel_midway(host, client, tool, args, progress):
     "tool, args",
     [
         ("directory_tree", {"path": "tree"}),
-        ("list_directory", {"path": "tree", "recursive": True}),
         ("edit_files", {"paths": ["tree/**/*.nomatch"], "edits": [{"oldText": "x", "newText": "y"}]}),
     ],
 )
@@ -86,13 +98,11 @@ async def test_cancelled_walks_stop(tree, slow_walks, tool, args):
         seen.append(done)
 
     async with connect(host, mode="legacy") as client:
-        elapsed = await cancel_midway(host, client, tool, args, progress)
-        # The server still answers at once.
-        with anyio.fail_after(2):
+        await cancel_midway(host, client, tool, args, progress, lambda: bool(seen))  # progress arrives
+        # The server still answers.
+        with anyio.fail_after(TIMEOUT):
             await client.list_tools()
-    assert elapsed < ENTRIES * DELAY - 2
-    assert len(slow_walks) < ENTRIES
-    assert seen, "no progress notification arrived before the cancellation"
+        assert await settled(lambda: len(slow_walks)) < ENTRIES
 
 
 @pytest.mark.anyio
@@ -105,10 +115,9 @@ async def test_cancelled_word_count_stops(tree, mode):
         seen.append((done, total))
 
     async with connect(host, mode=mode) as client:
-        elapsed = await cancel_midway(host, client, "word_count", {"path": "sparse.bin"}, progress)
-    assert seen and seen[-1][1] == os.path.getsize(tree / "sparse.bin")
+        await cancel_midway(host, client, "word_count", {"path": "sparse.bin"}, progress, lambda: bool(seen))
+    assert seen[-1][1] == os.path.getsize(tree / "sparse.bin")
     assert seen[-1][0] < seen[-1][1]
-    assert elapsed < 10
 
 
 @pytest.mark.anyio
@@ -127,9 +136,8 @@ async def test_a_cancelled_tree_copy_stops_and_leaves_nothing(tree, monkeypatch)
     monkeypatch.setattr(fsmcp.dirfd, "copy_node", slow_copy_node)
     host = host_for([tree], [("write", fsmcp_write.hooks)])
     async with connect(host, mode="legacy") as client:
-        elapsed = await cancel_midway(host, client, "copy_file", {"source": "tree", "destination": "tree_copy"}, None)
-    assert elapsed < ENTRIES * DELAY - 2
-    assert len(copied) < ENTRIES
+        await cancel_midway(host, client, "copy_file", {"source": "tree", "destination": "tree_copy"}, None, lambda: bool(copied))
+        assert await settled(lambda: len(copied)) < ENTRIES
     # The copy appears whole or not at all: nothing of it is left, not even its staging directory.
     assert not (tree / "tree_copy").exists()
     assert not [p for p in os.listdir(tree) if "fsmcp-tmp" in p]

@@ -150,8 +150,8 @@ async def test_a_storm_of_cancellations(tree, tmp_path):
 
                     tg.start_soon(call)
                     tg.start_soon(_cancel_after, scope, 0.05 * (round_ % 3))
-            # Between bursts, the server answers at once.
-            with anyio.fail_after(5):
+            # Between bursts, the server answers.
+            with anyio.fail_after(20):  # a bound for a loaded machine: answered, not timed
                 ok = await client.call_tool("read_file", {"path": "src/d0/f0.txt"})
             assert text_of(ok) == "file 0/0\nneedle 0\n"
         storm = time.monotonic() - started
