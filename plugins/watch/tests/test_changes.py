@@ -231,3 +231,13 @@ async def test_a_bad_option_stops_the_start_naming_the_setting(root):
     with pytest.raises(HostError) as info:
         host_for([root], [("watch", fsmcp_watch.hooks)], plugins={"watch": {"engine": "inotify"}})
     assert "[plugins.watch]" in str(info.value) and "engine must be one of auto, notify, poll" in str(info.value)
+
+
+async def test_an_explicit_since_leaves_out_files_older_than_it_whatever_the_baseline_says(session, root, aged):
+    # The baseline remembers the directory empty; the file then arrives an hour old (cp -p, a restore).
+    async with session() as s:
+        assert await s.watch(root, events=EVERY_EVENT) == "(no changes)"
+        (root / "old.txt").write_text("restored")
+        aged(root / "old.txt")
+        (root / "new.txt").write_text("fresh")
+        assert await s.watch(root, events=EVERY_EVENT, since=ms(time.time() - 60)) == f"create {root}/new.txt"

@@ -79,6 +79,11 @@ def modified_since(after: Entries, since_ns: int, reported: set[str]) -> list[Ev
     ]
 
 
+def by_time(events: list[Event], after: Entries, since_ns: int) -> list[Event]:
+    """The events a file's mtime places at or after ``since``; deletes and renames have no such time."""
+    return [e for e in events if e.kind in ("delete", "rename") or e.path not in after or after[e.path].kind == "directory" or after[e.path].mtime_ns >= since_ns]
+
+
 def ordered(events: list[Event]) -> list[Event]:
     return sorted(events, key=lambda e: (e.path, e.kind))
 

@@ -13,7 +13,7 @@ import anyio.to_thread
 from fsmcp import Access, ErrorCode, ToolContext, ToolError, ToolResult
 
 from .baselines import baselines_for
-from .changes import Entries, Event, carry, compare, modified_since, ordered
+from .changes import Entries, Event, by_time, carry, compare, modified_since, ordered
 from .engines import EngineUnavailable, Waiter, open_waiter
 from .models import WatchFileInput
 from .options import Options
@@ -155,6 +155,10 @@ class _Call:
             self.events = [Event("rename", new, "")] if new is not None else [Event("delete", "")]
             return
         events = compare(self.before, self.state.entries)
+        if self.args.since is not None and since_ns is not None:
+            # An explicit since is judged by the files' times: a file last modified before it is
+            # not reported, whatever a baseline from an earlier call remembers.
+            events = by_time(events, self.state.entries, since_ns)
         if since_ns is not None:
             events += modified_since(self.state.entries, since_ns, {e.path for e in events if e.kind != "delete"})
         self.events = events
