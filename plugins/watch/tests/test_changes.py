@@ -215,7 +215,7 @@ async def test_more_entries_than_the_limit_is_refused(session, root):
         text = await s.fail("FILE_TOO_LARGE", root)
         assert "more than 5 entries" in text and "watch a subdirectory" in text
         (root / "f5").unlink()
-        assert await s.watch(root, since=0, events=["create"]) == "(no changes)"
+        assert await s.watch(root, since=0, events=["delete"]) == "(no changes)"
 
 
 async def test_bad_arguments_are_refused(session, root):
@@ -241,3 +241,16 @@ async def test_an_explicit_since_leaves_out_files_older_than_it_whatever_the_bas
         aged(root / "old.txt")
         (root / "new.txt").write_text("fresh")
         assert await s.watch(root, events=EVERY_EVENT, since=ms(time.time() - 60)) == f"create {root}/new.txt"
+
+
+async def test_a_file_made_after_since_is_a_create_on_the_first_call(session, root, aged):
+    (root / "before.txt").write_text("old")
+    since = ms(time.time())
+    time.sleep(0.05)  # birth times on either side of since, whatever the clock's grain
+    (root / "before.txt").write_text("changed")
+    (root / "made.txt").write_text("new")
+    async with session() as s:
+        assert await s.watch(root, events=["create"], since=since) == f"create {root}/made.txt"
+    async with session() as s:
+        text = await s.watch(root, events=EVERY_EVENT, since=since)
+    assert text.splitlines() == [f"change {root}/before.txt", f"create {root}/made.txt"]

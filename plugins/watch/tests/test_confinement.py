@@ -32,8 +32,8 @@ async def test_the_watched_path_must_be_inside(session, linked, outside):
 async def test_links_out_are_entries_and_nothing_behind_them_shows(session, linked, outside, secret):
     async with session() as s:
         first = await s.watch(linked, since=0, events=EVERY_EVENT, recursive=True)
-        # The links are entries of the root (their own mtime), never what they point to.
-        assert first.splitlines() == [f"change {linked}/inside.txt", f"change {linked}/out-dir", f"change {linked}/out-file"]
+        # The links are entries of the root (their own times), never what they point to; all made after 0.
+        assert first.splitlines() == [f"create {linked}/inside.txt", f"create {linked}/out-dir", f"create {linked}/out-file"]
         (outside / "secret.txt").write_text(secret + " and more")
         (outside / "new-secret.txt").write_text(secret)
         (outside / "deeper").mkdir()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from .scan import Meta
@@ -70,13 +71,18 @@ def _moved_along(old: str, new: str, renamed: dict[str, str]) -> bool:
     return False
 
 
-def modified_since(after: Entries, since_ns: int, reported: set[str]) -> list[Event]:
-    """Seed 004's one-shot check: every non-directory modified at or after ``since``, as a change."""
-    return [
-        Event("change", rel)
-        for rel, m in after.items()
-        if m.kind != "directory" and m.mtime_ns >= since_ns and rel not in reported
-    ]
+def modified_since(after: Entries, since_ns: int, reported: set[str], born: Callable[[str], int | None] | None) -> list[Event]:
+    """Seed 004's one-shot check: every non-directory modified at or after ``since``, as a change.
+
+    With ``born`` (the caller asks for creates), one made at or after ``since`` is a create.
+    Seed 004 knows no create: without it, a new file is a change, as there.
+    """
+    events = []
+    for rel, m in after.items():
+        if m.kind != "directory" and m.mtime_ns >= since_ns and rel not in reported:
+            made = born(rel) if born is not None else None
+            events.append(Event("create" if made is not None and made >= since_ns else "change", rel))
+    return events
 
 
 def by_time(events: list[Event], after: Entries, since_ns: int) -> list[Event]:

@@ -22,7 +22,7 @@ class WatchFileInput(ToolInput):
     since: float | None = Field(
         None,
         ge=0,
-        description="Milliseconds since the epoch: also report every file modified at or after it, as change. "
+        description="Milliseconds since the epoch: report what files' times place at or after it: modified as change, made as create (when events has it); older files are left out. "
         "Default: one second ago on the first call for this path, nothing after that (the baseline covers it).",
     )
     wait_seconds: float = Field(

@@ -105,6 +105,13 @@ class Scanner:
             raise
         return Meta(kind_of(st.st_mode), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
+    def born(self, rel: str) -> int | None:
+        """When the entry ``rel`` (relative to the watched path) was made; None where unknown."""
+        try:
+            return self.fs.born(os.path.join(self.top, rel) if rel else self.top)
+        except ToolError:
+            return None
+
     def moved_to(self, old: Meta) -> str | None:
         """Where the vanished watched path went, if it is still in its directory under a new name."""
         try:

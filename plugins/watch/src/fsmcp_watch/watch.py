@@ -160,7 +160,9 @@ class _Call:
             # not reported, whatever a baseline from an earlier call remembers.
             events = by_time(events, self.state.entries, since_ns)
         if since_ns is not None:
-            events += modified_since(self.state.entries, since_ns, {e.path for e in events if e.kind != "delete"})
+            reported = {e.path for e in events if e.kind != "delete"}
+            born = self.scanner.born if "create" in self.wanted else None
+            events += await self._in_thread(modified_since, self.state.entries, since_ns, reported, born)
         self.events = events
 
     def _done(self) -> bool:
