@@ -74,9 +74,16 @@ def test_acting_on_a_link_itself_keeps_the_final_component(layout):
     assert not resolved.follows_links
 
 
-@pytest.mark.parametrize("raw", ["a\x00b", "sub/\x00", "C:\\Windows\\win.ini", "\\\\server\\share", "bad\udcff", "x\ud800"])
+@pytest.mark.parametrize("raw", ["a\x00b", "sub/\x00", "C:\\Windows\\win.ini", "\\\\server\\share", "x\ud800", "x\udfff"])
 def test_unrepresentable_paths_are_denied(layout, raw):
     assert refused(layout[0], raw).code is ErrorCode.ACCESS_DENIED
+
+
+def test_a_byte_that_is_not_utf8_is_named_escaped_or_as_its_surrogate(layout):
+    roots, root, _, _ = layout
+    held = os.fsdecode(b"bad\xff")
+    assert roots.confine("bad\\xff", Access.READ).path == roots.confine(held, Access.READ).path == root / held
+    assert str(roots.confine(held, Access.READ)) == f"{root}/bad\\xff"
 
 
 def test_empty_path_is_invalid(layout):

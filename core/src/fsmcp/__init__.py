@@ -18,6 +18,8 @@ from .globs import GlobFilter, compile_globs
 
 from .guard import ExpectedVersion, expect_version, version
 from .hooks import hookimpl, hookspec
+from .jsontext import dumps as json_text
+from .names import shown as shown_name
 from .results import Blob, Text, ToolResult
 from .roots import Access, ResolvedPath, Root, RootSet
 from .tools import CREATES, DESTRUCTIVE, OVERWRITES, READ_ONLY, Annotations, Tool, ToolInput
@@ -59,6 +61,8 @@ __all__ = [
     "hookimpl",
     "kind_of",
     "hookspec",
+    "json_text",
+    "shown_name",
     "truncate",
     "version",
     "__version__",

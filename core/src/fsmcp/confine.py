@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from . import dirfd
 from .errors import ErrorCode, ToolError
+from .names import echoed
 from .roots import Access, ResolvedPath, Root
 
 Resolver = Callable[[str, Access, bool], ResolvedPath]
@@ -150,7 +151,7 @@ class Confinement:
                     raise
         raise ToolError(
             ErrorCode.ACCESS_DENIED,
-            f"{raw!r} kept changing while it was being resolved (a symbolic link on the way is being swapped); try again",
+            f"{echoed(raw)} kept changing while it was being resolved (a symbolic link on the way is being swapped); try again",
         )
 
     def redirect(self, p: ResolvedPath, here: str, target: str, rest: tuple[str, ...] | list[str]) -> ResolvedPath:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import errno
 import os
-import shutil
 import stat as stat_mod
 
 from .current import check_cancelled
@@ -76,11 +75,59 @@ def unlink_quietly(dir_fd: int, name: str) -> None:
 
 
 def remove_node(dir_fd: int, name: str) -> None:
-    """Delete a file, link or whole tree (shutil's descriptor walk never follows a planted link)."""
-    if stat_mod.S_ISDIR(lstat(dir_fd, name).st_mode):
-        shutil.rmtree(name, dir_fd=dir_fd)
-    else:
+    """Delete a file, link or whole tree, however deep: each level is opened with O_NOFOLLOW
+    from the one above, so a planted link is removed, never followed.
+
+    A loop, not recursion (no depth is too deep for Python's recursion limit); it holds one
+    descriptor per level of the directory being emptied.
+    """
+    if not stat_mod.S_ISDIR(lstat(dir_fd, name).st_mode):
         os.unlink(name, dir_fd=dir_fd)
+        return
+    # Each frame: a directory's descriptor, the one it was opened from, its name there, and
+    # its subdirectories still to empty (its other entries are unlinked when it is opened).
+    stack: list[tuple[int, int, str, list[str]]] = []
+    try:
+        stack.append(_emptied(dir_fd, name))
+        while stack:
+            fd, parent, here, below = stack[-1]
+            if below:
+                stack.append(_emptied(fd, below.pop()))
+                continue
+            stack.pop()
+            os.close(fd)
+            os.rmdir(here, dir_fd=parent)
+    finally:
+        for fd, _, _, _ in stack:
+            os.close(fd)
+
+
+def _emptied(parent: int, name: str) -> tuple[int, int, str, list[str]]:
+    fd = os.open(name, LIST, dir_fd=parent)
+    try:
+        with os.scandir(fd) as it:
+            entries = [(e.name, e.is_dir(follow_symlinks=False)) for e in it]
+        below = [n for n, is_dir in entries if is_dir]
+        for n, is_dir in entries:
+            if not is_dir:
+                os.unlink(n, dir_fd=fd)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, parent, name, below
+
+
+def remove_tree_quietly(path: str) -> None:
+    """Delete the server's own directory ``path`` (outside the roots), however deep, ignoring failures."""
+    head, name = os.path.split(os.path.abspath(path))
+    try:
+        fd = os.open(head, os.O_RDONLY | os.O_DIRECTORY | _CLOEXEC)
+    except OSError:
+        return
+    try:
+        remove_quietly(fd, name)
+    finally:
+        os.close(fd)
 
 
 def remove_quietly(dir_fd: int, name: str) -> None:
@@ -113,37 +160,73 @@ def copy_node(src_fd: int, src: str, dst_fd: int, dst: str) -> None:
     """Copy a file, link (as a link) or tree to a new name, keeping modes and times.
 
     Devices, sockets and pipes are refused (``ENXIO``): the copy would block or be meaningless.
-    On failure the caller removes the partial copy.
+    A tree is copied by a loop, not recursion, however deep it is. On failure the caller
+    removes the partial copy.
     """
     st = lstat(src_fd, src)
-    if stat_mod.S_ISLNK(st.st_mode):
-        os.symlink(os.readlink(src, dir_fd=src_fd), dst, dir_fd=dst_fd)
-    elif stat_mod.S_ISDIR(st.st_mode):
-        _copy_dir(src_fd, src, dst_fd, dst, st)
-    elif stat_mod.S_ISREG(st.st_mode):
-        _copy_file(src_fd, src, dst_fd, dst)
-    else:
-        raise OSError(errno.ENXIO, "a device, socket or pipe cannot be copied", src)
-
-
-def _copy_dir(src_fd: int, src: str, dst_fd: int, dst: str, st: os.stat_result) -> None:
+    if not stat_mod.S_ISDIR(st.st_mode):
+        _copy_leaf(src_fd, src, dst_fd, dst, st)
+        return
     os.mkdir(dst, 0o700, dir_fd=dst_fd)
+    # Each frame: the source and copy directories' descriptors, the names left to copy, and
+    # the source's stat (its mode and times are set on the copy once it is full).
+    stack: list[tuple[int, int, list[str], os.stat_result]] = []
+    try:
+        stack.append(_copy_frame(src_fd, src, dst_fd, dst, st))
+        while stack:
+            s, d, names, dir_st = stack[-1]
+            if not names:
+                stack.pop()
+                _close_frame(s, d, dir_st)
+                continue
+            check_cancelled()
+            name = names.pop()
+            entry = lstat(s, name)
+            if stat_mod.S_ISDIR(entry.st_mode):
+                os.mkdir(name, 0o700, dir_fd=d)
+                stack.append(_copy_frame(s, name, d, name, entry))
+            else:
+                _copy_leaf(s, name, d, name, entry)
+    finally:
+        for s, d, _, _ in stack:
+            os.close(s)
+            os.close(d)
+
+
+def _copy_frame(src_fd: int, src: str, dst_fd: int, dst: str, st: os.stat_result) -> tuple[int, int, list[str], os.stat_result]:
     s = os.open(src, LIST, dir_fd=src_fd)
     try:
         _same_or_raise(st, os.fstat(s), src)
         d = os.open(dst, LIST, dir_fd=dst_fd)
-        try:
-            with os.scandir(s) as it:
-                names = [e.name for e in it]
-            for name in names:
-                check_cancelled()
-                copy_node(s, name, d, name)
-            os.fchmod(d, stat_mod.S_IMODE(st.st_mode))
-            os.utime(d, ns=(st.st_atime_ns, st.st_mtime_ns))
-        finally:
-            os.close(d)
+    except BaseException:
+        os.close(s)
+        raise
+    try:
+        with os.scandir(s) as it:
+            names = sorted((e.name for e in it), reverse=True)
+    except BaseException:
+        os.close(s)
+        os.close(d)
+        raise
+    return s, d, names, st
+
+
+def _close_frame(s: int, d: int, st: os.stat_result) -> None:
+    try:
+        os.fchmod(d, stat_mod.S_IMODE(st.st_mode))
+        os.utime(d, ns=(st.st_atime_ns, st.st_mtime_ns))
     finally:
         os.close(s)
+        os.close(d)
+
+
+def _copy_leaf(src_fd: int, src: str, dst_fd: int, dst: str, st: os.stat_result) -> None:
+    if stat_mod.S_ISLNK(st.st_mode):
+        os.symlink(os.readlink(src, dir_fd=src_fd), dst, dir_fd=dst_fd)
+    elif stat_mod.S_ISREG(st.st_mode):
+        _copy_file(src_fd, src, dst_fd, dst)
+    else:
+        raise OSError(errno.ENXIO, "a device, socket or pipe cannot be copied", src)
 
 
 def _copy_file(src_fd: int, src: str, dst_fd: int, dst: str) -> None:

@@ -24,6 +24,7 @@ from . import current, dirfd
 from .confine import MAX_HOPS, Confinement, Created, Place, Resolver, loop_error
 from .errors import ErrorCode, ToolError
 from .guard import Guard
+from .names import shown
 from .roots import Access, ResolvedPath, RootSet
 from .snapshot import Snapshot
 
@@ -72,7 +73,7 @@ _ERRNO_CODES = {
 
 def os_error(exc: OSError, path: object = None) -> ToolError:
     """The ToolError for an OSError, naming the path and what to do next."""
-    where = str(path if path is not None else (exc.filename or "the path"))
+    where = str(path) if isinstance(path, ResolvedPath) else shown(str(path if path is not None else (exc.filename or "the path")))
     code, advice = _ERRNO_CODES.get(exc.errno or 0, (ErrorCode.INTERNAL_ERROR, f"failed: {exc.strerror or exc}"))
     return ToolError(code, f"{where} {advice}", {"errno": exc.errno})
 

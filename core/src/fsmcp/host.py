@@ -16,6 +16,7 @@ from .audit import AuditLog
 from .config import Settings
 from .context import ProgressSender, ToolContext
 from .errors import ErrorCode, ToolError
+from .names import echoed
 from .fs import FileSystem, os_error
 from .invalid import describe_invalid
 from .limits import check_length
@@ -125,7 +126,7 @@ class Host:
         check_length(resolved.path)
         for reason in self.pm.hook.fsmcp_check_path(path=resolved, access=access, settings=self.settings):
             if reason:
-                raise ToolError(ErrorCode.ACCESS_DENIED, f"{raw!r} is refused: {reason}")
+                raise ToolError(ErrorCode.ACCESS_DENIED, f"{echoed(raw)} is refused: {reason}")
         return resolved
 
     def _ask_policy(self, raw: str, access: Access, follow_links: bool) -> ResolvedPath:

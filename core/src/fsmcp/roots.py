@@ -13,6 +13,7 @@ from pathlib import Path
 from urllib.parse import unquote_to_bytes, urlsplit
 
 from .errors import ErrorCode, ToolError
+from .names import echoed, given, shown
 
 
 class Access(str, Enum):
@@ -49,7 +50,7 @@ class ResolvedPath:
         return self.path == self.root.path
 
     def __str__(self) -> str:
-        return str(self.path)
+        return shown(str(self.path))
 
 
 _WINDOWS_PATH = re.compile(r"^(?:[A-Za-z]:(?:[\\/]|$)|\\\\)")
@@ -151,14 +152,15 @@ class RootSet:
             raise ToolError(ErrorCode.INVALID_PARAMS, "the path is empty; give a file or directory path")
         if "\x00" in raw:
             raise ToolError(ErrorCode.ACCESS_DENIED, "the path contains a NUL byte, which no file name can hold")
+        if os.name == "posix" and _WINDOWS_PATH.match(raw):
+            raise ToolError(ErrorCode.ACCESS_DENIED, f"{echoed(raw)} is a Windows-style path; this server runs on a POSIX system, use /-separated paths")
+        raw = given(raw)
         try:
-            # Strict UTF-8 refuses lone surrogates, which JSON can carry but no file name holds.
-            raw.encode("utf-8")
+            # A lone surrogate other than an undecodable byte's (U+DC80-U+DCFF, as os.fsdecode
+            # holds them) can come in JSON, but no file name holds it.
             os.fsencode(raw)
         except UnicodeEncodeError:
             raise ToolError(ErrorCode.ACCESS_DENIED, "the path holds characters this system cannot represent in a file name") from None
-        if os.name == "posix" and _WINDOWS_PATH.match(raw):
-            raise ToolError(ErrorCode.ACCESS_DENIED, f"{raw!r} is a Windows-style path; this server runs on a POSIX system, use /-separated paths")
         if raw.startswith("~"):
             raw = os.path.expanduser(raw)
         if not os.path.isabs(raw):
@@ -193,12 +195,12 @@ class RootSet:
         if root is None:
             raise ToolError(
                 ErrorCode.ACCESS_DENIED,
-                f"{raw!r} is outside the allowed directories; use a path inside one of: "
+                f"{echoed(raw)} is outside the allowed directories; use a path inside one of: "
                 + ", ".join(str(r.path) for r in self.roots),
             )
         if access is Access.WRITE and not self.writable(root):
             why = "the server runs with --read-only" if self.read_only else f"{root.path} is a read-only root"
-            raise ToolError(ErrorCode.READ_ONLY, f"cannot change {real}: {why}")
+            raise ToolError(ErrorCode.READ_ONLY, f"cannot change {shown(str(real))}: {why}")
         return ResolvedPath(real, root, access, follow_links)
 
     def set_workspace(self, raw: str) -> Path:
@@ -208,9 +210,9 @@ class RootSet:
             raise ToolError(ErrorCode.ACCESS_DENIED, view.refusal)
         real = self._confine(raw, Access.READ, True).path
         if not real.exists():
-            raise ToolError(ErrorCode.NOT_FOUND, f"{raw!r} does not exist; give an existing directory (create_directory makes one)")
+            raise ToolError(ErrorCode.NOT_FOUND, f"{echoed(raw)} does not exist; give an existing directory (create_directory makes one)")
         if not real.is_dir():
-            raise ToolError(ErrorCode.NOT_DIRECTORY, f"{raw!r} is not a directory; the workspace must be one (the file's parent, say)")
+            raise ToolError(ErrorCode.NOT_DIRECTORY, f"{echoed(raw)} is not a directory; the workspace must be one (the file's parent, say)")
         view.workspace, view.chosen = real, True
         return real
 

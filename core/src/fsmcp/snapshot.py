@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import errno
 import os
-import shutil
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -68,7 +67,7 @@ class Snapshot:
         self.discard()
 
     def discard(self) -> None:
-        shutil.rmtree(self._store, ignore_errors=True)
+        dirfd.remove_tree_quietly(str(self._store))
         self._saved.clear()
 
     @contextmanager

@@ -8,6 +8,7 @@ subprocess and connects over stdio.
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import sys
@@ -23,7 +24,7 @@ from mcp.shared.message import SessionMessage
 from .config import build_settings
 from .host import Host
 from .stdio import serve_wire
-from .wire import Wire, encode
+from .wire import Wire
 
 
 def host_for(roots: Iterable[str | Path], load: Iterable[tuple[str, object]] = (), *, entry_points: bool = False, **settings: Any) -> Host:
@@ -80,8 +81,9 @@ class _InProcess:
         async def forward() -> None:
             async with from_client, lines_in:
                 async for message in from_client:
-                    # As a client's JSON encoder would: a lone surrogate travels escaped.
-                    await lines_in.send(encode(message.message.model_dump(by_alias=True, exclude_unset=True, mode="json")))
+                    # As a client's JSON encoder would: a lone surrogate travels escaped (\udcff).
+                    line = json.dumps(message.message.model_dump(by_alias=True, exclude_unset=True, mode="json"), separators=(",", ":"))
+                    await lines_in.send(line.encode() + b"\n")
 
         async def serve() -> None:
             async with to_client:

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import codecs
 import fcntl
-import json
 import os
 import stat
 from typing import Any
 
 import anyio
+
+from .jsontext import dumps
 
 MAX_MESSAGE_BYTES = 1 << 30
 """The longest line read; a longer one is answered with a parse error and skipped."""
@@ -39,12 +41,24 @@ class Wire:
 
 
 def encode(message: dict[str, Any] | list[dict[str, Any]]) -> bytes:
-    """A message (or a batch's answers) as one line of JSON."""
-    try:
-        data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode()
-    except UnicodeEncodeError:  # a lone surrogate: escaped, the line is still valid JSON
-        data = json.dumps(message, separators=(",", ":")).encode()
-    return data + b"\n"
+    """A message (or a batch's answers) as one line of JSON that a strict parser accepts.
+
+    A lone surrogate (a file name's undecodable byte that reached a message unescaped) is
+    neither UTF-8 nor, as ``\\udcff``, accepted by strict JSON parsers: it is written as the
+    names rule writes that byte (``\\xff``), any other lone surrogate as U+FFFD.
+    """
+    return dumps(message, default=None).encode("utf-8", "fsmcp-wire") + b"\n"
+
+
+def _surrogate_escaped(exc: UnicodeError) -> tuple[bytes, int]:
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    # Surrogates occur only inside JSON strings, so the backslash is written as JSON escapes it.
+    out = "".join(f"\\\\x{ord(c) - 0xDC00:02x}" if 0xDC80 <= ord(c) <= 0xDCFF else "\ufffd" for c in exc.object[exc.start : exc.end])
+    return out.encode(), exc.end
+
+
+codecs.register_error("fsmcp-wire", _surrogate_escaped)
 
 
 class PipeWire(Wire):

@@ -8,6 +8,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from fsmcp import shown_name
 
 pytestmark = pytest.mark.anyio
 
@@ -40,7 +41,7 @@ def zip_info(name: str, mode: int) -> zipfile.ZipInfo:
 @pytest.mark.parametrize("name", ["../../x.txt", "a/../../x.txt", "..\\..\\x.txt", "ok/..\\..\\..\\x.txt"])
 async def test_zip_slip_is_refused_naming_the_member(refused, kit, root, name):
     text = await refused(kit.zip([("fine.txt", b"fine"), (name, b"pwned")]), "ACCESS_DENIED")
-    assert f"member {name} of {root}/evil.bin has '..' in its name, which climbs out of the destination" in text
+    assert f"member {shown_name(name)} of {root}/evil.bin has '..' in its name, which climbs out of the destination" in text
     assert not (root / "x.txt").exists() and not (root.parent / "x.txt").exists()
 
 
@@ -51,7 +52,7 @@ async def test_tar_slip_is_refused(refused, kit):
 
 async def test_a_nul_byte_in_a_name_is_refused(refused, kit):
     data = kit.zip([("a/b.txt", b"x")]).replace(b"a/b.txt", b"a\0b.txt")
-    assert "member 'a\\x00b.txt' of" in await refused(data, "ACCESS_DENIED")
+    assert "member a\\x00b.txt of" in await refused(data, "ACCESS_DENIED")
 
 
 async def test_a_zip_whose_local_name_differs_from_its_directory_is_refused(refused, kit):

@@ -46,7 +46,7 @@ async def test_names_with_control_characters_are_escaped(server, root, kit):
     (root / "odd.tar").write_bytes(kit.tar([(kit.info("line\nbreak.txt"), b"")]))
     async with server() as s:
         text = await s.ok("list_archive", archive="odd.tar")
-    assert text.splitlines()[1] == "file     0644            0 'line\\nbreak.txt'"
+    assert text.splitlines()[1] == "file     0644            0 line\\x0abreak.txt"
 
 
 async def test_an_archive_over_the_limits_is_said_to_be_refused(server, root, kit):

@@ -6,10 +6,10 @@ parts follow it as image or resource items, never inside the JSON.
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ToolError
+from ..jsontext import dumps
 from ..hooks import hookimpl
 from ..results import Blob, Text, ToolResult
 from .text_format import blob_block, call_result, structured, text_block
@@ -44,4 +44,4 @@ def _data(result: ToolResult) -> Any:
 
 
 def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    return dumps(value)

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import unicodedata
+from fsmcp import shown_name
 
 
 def shown(name: str) -> str:
-    """A member name as text: quoted with escapes when it holds control characters or is blank."""
-    if not name.strip() or any(unicodedata.category(c) in ("Cc", "Cs", "Zl", "Zp") for c in name):
-        return repr(name)
-    return name
+    """A member name as text, by the host's rule for names; a blank one quoted, to be seen."""
+    return repr(name) if not name.strip() else shown_name(name)
 
 
 def count(n: int, noun: str, plural: str | None = None) -> str:

@@ -6,10 +6,9 @@ among the long ones, each cut with a note saying how to see the rest.
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
-from fsmcp import Blob, ErrorCode, Text, ToolError, ToolResult, fair_shares, number_runs, truncate
+from fsmcp import Blob, ErrorCode, Text, ToolError, ToolResult, fair_shares, json_text, number_runs, truncate
 
 if TYPE_CHECKING:
     from .plan import Step
@@ -73,7 +72,7 @@ def _entry(step: Step, outcome: ToolResult | ToolError | None, shown: str, cut: 
         return {**entry, "status": "error", "error": {"code": outcome.code.value, "message": outcome.message}}
     result = outcome.data
     # A step's data is held to its share too; past it, the text that was shown stands in.
-    if result is None or len(json.dumps(result, ensure_ascii=False, default=str)) > share:
+    if result is None or len(json_text(result)) > share:
         result = {"text": shown.partition("\n")[2]}
         if cut:
             result["truncated"] = True

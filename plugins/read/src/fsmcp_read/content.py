@@ -82,12 +82,3 @@ def decode(data: bytes) -> tuple[str, int]:
     except UnicodeDecodeError:
         text = data.decode("utf-8", "surrogateescape")
         return _ESCAPED.subn("\ufffd", text)
-
-
-def shown_name(name: str) -> str:
-    """A file name fit to send: bytes that are not UTF-8 (kept by the OS as surrogates) as ``\\xNN``."""
-    try:
-        name.encode("utf-8")
-        return name
-    except UnicodeEncodeError:
-        return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")

@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from fsmcp import Access, GlobFilter, ToolError, ToolResult
+from fsmcp import Access, GlobFilter, ToolError, ToolResult, shown_name
 
-from .content import shown_name
 
 if TYPE_CHECKING:
     from fsmcp import Entry, ResolvedPath, ToolContext

@@ -6,12 +6,10 @@ to choose where to look next; each directory whose children were left out says s
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
-from fsmcp import Access, ErrorCode, GlobFilter, Text, ToolError, ToolResult
+from fsmcp import Access, ErrorCode, GlobFilter, Text, ToolError, ToolResult, json_text, shown_name
 
-from .content import shown_name
 
 if TYPE_CHECKING:
     from fsmcp import Entry, ToolContext
@@ -26,7 +24,7 @@ _CHILDREN = len(',"children":[]')
 
 
 def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return json_text(value, default=None)
 
 
 def directory_tree(args: DirectoryTreeInput, ctx: ToolContext) -> ToolResult:

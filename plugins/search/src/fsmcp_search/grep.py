@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import anyio
 
-from fsmcp import ToolContext
+from fsmcp import ToolContext, shown_name
 
 from . import ripgrep, scope
 from .ecmascript import to_ripgrep
@@ -60,6 +61,11 @@ def _text(value: dict) -> str:
     return base64.b64decode(value["bytes"]).decode("utf-8", "replace")
 
 
+def _path(value: dict) -> str:
+    # A name that is not UTF-8 is held as os.fsdecode holds it, and shown by the host's rule.
+    return value["text"] if "text" in value else os.fsdecode(base64.b64decode(value["bytes"]))
+
+
 class Collector:
     """Reads ripgrep's JSON messages; a file counts once its end shows it was not binary."""
 
@@ -76,7 +82,7 @@ class Collector:
             message = json.loads(record)
             kind, data = message["type"], message["data"]
             if kind == "begin":
-                self._current = FileHits(_text(data["path"]))
+                self._current = FileHits(_path(data["path"]))
             elif kind in ("match", "context") and self._current is not None:
                 self._current.lines.append(_line(data, kind == "match"))
             elif kind == "end" and self._current is not None:
@@ -121,7 +127,7 @@ def render(files: list[FileHits], context: int) -> list[tuple[str, bool]]:
             if context and out and (previous is None or line.number > previous + 1):
                 out.append(("--", False))
             mark = ":" if line.is_match else "-"
-            out.append((f"{hits.path}{mark}{line.number}{mark}{_shown(line)}", line.is_match))
+            out.append((f"{shown_name(hits.path)}{mark}{line.number}{mark}{_shown(line)}", line.is_match))
             previous = line.number
     return out
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fsmcp import truncate
+from fsmcp import shown_name, truncate
 
 NO_MATCHES = "(no matches found)"
 
@@ -21,7 +21,7 @@ def no_matches(skipped: list[str], hint: str | None = None) -> str:
 
 
 def path_list(paths: list[str], budget: int, narrow: str, notes: list[str]) -> str:
-    """One path per line, then the notes; cut to the budget with a notice saying how to narrow."""
+    """One path per line (names written by the host's rule), then the notes; cut to the budget with a notice saying how to narrow."""
     notes_size = sum(len(n) + 1 for n in notes)
-    text, _ = truncate("\n".join(paths), budget - notes_size, narrow)
+    text, _ = truncate("\n".join(map(shown_name, paths)), budget - notes_size, narrow)
     return "\n".join([text, *notes])

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import anyio.to_thread
-from fsmcp import Access, ErrorCode, ToolContext, ToolError, ToolResult
+from fsmcp import Access, ErrorCode, ToolContext, ToolError, ToolResult, shown_name
 
 from .baselines import baselines_for
 from .changes import Entries, Event, by_time, carry, compare, modified_since, ordered
@@ -63,7 +63,7 @@ class _Call:
         else:
             raise ToolError(
                 ErrorCode.NOT_FOUND,
-                f'{self.top} does not exist; to wait for it to appear, watch its directory with events ["create"] and waitSeconds',
+                f'{shown_name(self.top)} does not exist; to wait for it to appear, watch its directory with events ["create"] and waitSeconds',
             )
         await self._judge(since_ns)
         started = last_progress = time.monotonic()
@@ -195,8 +195,8 @@ class _Call:
                 "call watch_file again on this path, without since, for the rest]"
             )
         if self.state is None and not shown:
-            text += f'\n[{self.top} no longer exists; pass events ["delete", "rename"] to have that reported]'
-        data = {"path": self.top, "events": [_datum(self.top, e) for e in shown], "more": len(withheld), "engine": self.engine}
+            text += f'\n[{shown_name(self.top)} no longer exists; pass events ["delete", "rename"] to have that reported]'
+        data = {"path": shown_name(self.top), "events": [_datum(self.top, e) for e in shown], "more": len(withheld), "engine": self.engine}
         return ToolResult.text(text, data)
 
 
@@ -208,7 +208,8 @@ def _since_ns(since_ms: float | None, baseline: Entries | None) -> int | None:
 
 
 def _full(top: str, rel: str) -> str:
-    return top if rel == "" else os.path.join(top, rel)
+    """The path as written in the report (the host's rule for names)."""
+    return shown_name(top if rel == "" else os.path.join(top, rel))
 
 
 def _line(top: str, e: Event) -> str:
