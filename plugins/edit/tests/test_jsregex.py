@@ -65,7 +65,7 @@ def test_ignore_case_is_unicode_but_word_stays_ascii():
 
 @pytest.mark.parametrize(
     "pattern",
-    ["(?i)a", "(?P<n>a)", "a**", "a*+", "a{2,1}", "(a", "a)", "[b-a]", r"\2(a)", r"\p{L}", "(?<=a+)b", "[abc", "*a", r"\c1"],
+    ["(?i)a", "(?P<n>a)", "a**", "a*+", "a{2,1}", "(a", "a)", "[b-a]", r"\2(a)", r"\p{L}", "[abc", "*a", r"\c1"],
 )
 def test_what_javascript_or_re_cannot_run_is_invalid(pattern):
     with pytest.raises(ToolError) as info:

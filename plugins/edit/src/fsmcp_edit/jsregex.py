@@ -1,4 +1,4 @@
-"""ECMAScript regular expressions and replacement templates, translated for Python's ``re``.
+"""ECMAScript regular expressions and replacement templates, translated for Python's ``re`` syntax.
 
 Models write JavaScript regexes. Passed to ``re`` unchanged, many of them compile and then
 match something else: ``\\d`` and ``\\w`` take non-ASCII digits and letters, ``$`` matches
@@ -8,12 +8,21 @@ read and re-emitted in its JavaScript meaning, and what ``re`` cannot express is
 
 ``^`` and ``$`` always match at line boundaries and ``.`` never crosses a line terminator
 (``\\n``, ``\\r``, U+2028, U+2029), as in a JavaScript regex with the ``m`` flag.
+
+The translation runs on the third-party ``regex`` engine (its ``re``-compatible VERSION0 mode),
+not on ``re``: a client's pattern can backtrack for ever (``(a+)+$`` on a long line of ``a``),
+and only ``regex`` can stop a match after a time (``timeout=``) and match without holding the
+interpreter (``concurrent=True``), so the server keeps answering meanwhile. See :func:`matches`.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
+
+import regex
 
 from fsmcp import ErrorCode, ToolError
 
@@ -39,9 +48,25 @@ class JsRegex:
     """A translated pattern with what a replacement template needs to know about it."""
 
     source: str
-    compiled: re.Pattern[str]
+    compiled: Any  # a regex.Pattern
     groups: int
     names: frozenset[str]
+
+    def matches(self, text: str, start: int, end: int) -> Iterator[Any]:
+        """The matches in ``text[start:end]``; TIMEOUT when matching takes more than MATCH_SECONDS."""
+        try:
+            yield from self.compiled.finditer(text, start, end, timeout=MATCH_SECONDS, concurrent=True)
+        except TimeoutError:
+            raise ToolError(
+                ErrorCode.TIMEOUT,
+                f"the regex {self.source!r} took more than {MATCH_SECONDS:g} s of matching and was stopped (nested "
+                "repeats such as (a+)+ backtrack without end on text that almost matches). "
+                "Simplify it (a+ instead of (a+)+), anchor it, or narrow startLine/endLine",
+            ) from None
+
+
+MATCH_SECONDS = 2.0
+"""How long one regex edit may match before it is stopped with TIMEOUT."""
 
 
 def compile_js(source: str, *, ignore_case: bool = False, dot_all: bool = False) -> JsRegex:
@@ -49,15 +74,10 @@ def compile_js(source: str, *, ignore_case: bool = False, dot_all: bool = False)
     groups, names = _count_groups(source)
     python = _Translator(source, groups, names, dot_all).run()
     try:
-        compiled = re.compile(python, re.IGNORECASE if ignore_case else 0)
+        compiled = regex.compile(python, regex.VERSION0 | (regex.IGNORECASE if ignore_case else 0))
     except (OverflowError, RecursionError) as exc:
         raise invalid(f"invalid regex {source!r}: too large to compile ({exc}); use smaller repeat counts or less nesting") from None
-    except re.error as exc:
-        if "look-behind" in str(exc):
-            raise invalid(
-                f"invalid regex {source!r}: a lookbehind here would match text of varying length, which this "
-                "server cannot run; make the lookbehind fixed-length or match that text with a group instead"
-            ) from None
+    except regex.error as exc:
         raise invalid(f"invalid regex {source!r}: {exc.msg}") from None
     return JsRegex(source, compiled, groups, frozenset(names))
 

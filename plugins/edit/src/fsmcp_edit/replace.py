@@ -101,7 +101,7 @@ def _regex(view: View, item: EditItem, lo: int, hi: int) -> list[Span]:
     # The empty "line" after a final newline is not a line: ^ or $ alone must not add one there.
     hits = [
         Hit(m.start(), m.end(), m)
-        for m in regex.compiled.finditer(view.norm, lo, hi)
+        for m in regex.matches(view.norm, lo, hi)
         if not (m.start() == m.end() == hi and hi > 0 and view.norm[hi - 1] == "\n")
     ]
     if not hits:
