@@ -126,14 +126,14 @@ async def test_a_cancelled_tree_copy_stops_and_leaves_nothing(tree, monkeypatch)
     import fsmcp_write.hooks
 
     copied = []
-    real_copy_node = fsmcp.dirfd.copy_node
+    real_copy_leaf = fsmcp.dirfd._copy_leaf  # each file of the tree, one at a time
 
-    def slow_copy_node(*args):
+    def slow_copy_leaf(*args):
         time.sleep(DELAY)
         copied.append(args[1])
-        return real_copy_node(*args)
+        return real_copy_leaf(*args)
 
-    monkeypatch.setattr(fsmcp.dirfd, "copy_node", slow_copy_node)
+    monkeypatch.setattr(fsmcp.dirfd, "_copy_leaf", slow_copy_leaf)
     host = host_for([tree], [("write", fsmcp_write.hooks)])
     async with connect(host, mode="legacy") as client:
         await cancel_midway(host, client, "copy_file", {"source": "tree", "destination": "tree_copy"}, None, lambda: bool(copied))
