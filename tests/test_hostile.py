@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
+from pathlib import Path
 
 import anyio
 import pytest
@@ -137,23 +139,28 @@ def _chain(top, levels: int) -> None:
 
 
 @pytest.fixture
-def deep_tree(tmp_path):
-    """``tmp_path`` with a 1,000-level chain in it, removed afterwards however the test ended
-    (pytest's own clean-up of old temporary directories recurses, and would fail on it)."""
-    _chain(tmp_path, 1000)
-    yield tmp_path
-    fd = os.open(tmp_path, os.O_RDONLY)
+def deep_tree():
+    """A directory outside pytest's own temporary tree with a 1,000-level chain in it, and the
+    server's state directory (the journal copies the chain) beside it; removed afterwards with
+    the host's own loop (pytest's clean-up of old temporary directories recurses and would fail)."""
+    top = tempfile.mkdtemp(prefix="fsmcp-deep-")
+    os.mkdir(os.path.join(top, "root"))
+    _chain(os.path.join(top, "root"), 1000)
     try:
-        for name in os.listdir(fd):
-            dirfd.remove_node(fd, name)
+        yield Path(top) / "root", os.path.join(top, "state")
     finally:
-        os.close(fd)
+        head, name = os.path.split(top)
+        fd = os.open(head, os.O_RDONLY)
+        try:
+            dirfd.remove_node(fd, name)
+        finally:
+            os.close(fd)
 
 
 async def test_a_1000_level_tree_is_listed_copied_moved_rolled_back_and_deleted(deep_tree):
-    tmp_path = deep_tree
+    tmp_path, state = deep_tree
     deep = "/".join(["d"] * 1000)
-    async with serve_stdio(str(tmp_path), "--format", "text") as client:
+    async with serve_stdio(str(tmp_path), "--format", "text", env={"XDG_STATE_HOME": state}) as client:
         s = ToolCalls(client)
         tree = await s.ok("directory_tree", path=".")
         assert tree.count('"name":"d"') == 1000 and '"name":"leaf.txt"' in tree

@@ -42,6 +42,45 @@ def digest_at(dir_fd: int, name: str) -> str:
 
 
 def _feed(h: hashlib._Hash, dir_fd: int, name: str, st: os.stat_result) -> None:
+    # A loop over open directories, not recursion: a tree of any depth has a digest.
+    if not stat_mod.S_ISDIR(st.st_mode):
+        _feed_leaf(h, dir_fd, name, st)
+        return
+    h.update(b"d%o\0" % stat_mod.S_IMODE(st.st_mode))
+    stack = [_listed(dir_fd, name)]
+    try:
+        while stack:
+            fd, names = stack[-1]
+            if not names:
+                h.update(b"\0")
+                stack.pop()
+                os.close(fd)
+                continue
+            child = names.pop()
+            h.update(os.fsencode(child) + b"\0")
+            child_st = dirfd.lstat(fd, child)
+            if stat_mod.S_ISDIR(child_st.st_mode):
+                h.update(b"d%o\0" % stat_mod.S_IMODE(child_st.st_mode))
+                stack.append(_listed(fd, child))
+            else:
+                _feed_leaf(h, fd, child, child_st)
+    finally:
+        for fd, _ in stack:
+            os.close(fd)
+
+
+def _listed(dir_fd: int, name: str) -> tuple[int, list[str]]:
+    """A directory opened, with its names in reverse order (popped, they come sorted)."""
+    fd = os.open(name, dirfd.LIST, dir_fd=dir_fd)
+    try:
+        with os.scandir(fd) as it:
+            return fd, sorted((e.name for e in it), reverse=True)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _feed_leaf(h: hashlib._Hash, dir_fd: int, name: str, st: os.stat_result) -> None:
     mode = stat_mod.S_IMODE(st.st_mode)
     if stat_mod.S_ISLNK(st.st_mode):
         h.update(b"l" + os.fsencode(os.readlink(name, dir_fd=dir_fd)) + b"\0")
@@ -55,18 +94,6 @@ def _feed(h: hashlib._Hash, dir_fd: int, name: str, st: os.stat_result) -> None:
         finally:
             os.close(fd)
         h.update(b"\0")
-    elif stat_mod.S_ISDIR(st.st_mode):
-        h.update(b"d%o\0" % mode)
-        fd = os.open(name, dirfd.LIST, dir_fd=dir_fd)
-        try:
-            with os.scandir(fd) as it:
-                names = sorted(e.name for e in it)
-            for child in names:
-                h.update(os.fsencode(child) + b"\0")
-                _feed(h, fd, child, dirfd.lstat(fd, child))
-            h.update(b"\0")
-        finally:
-            os.close(fd)
     else:
         h.update(b"o%o\0" % mode)
 
@@ -74,17 +101,27 @@ def _feed(h: hashlib._Hash, dir_fd: int, name: str, st: os.stat_result) -> None:
 def tree_bytes(dir_fd: int, name: str) -> int:
     """The bytes of the files at ``name`` (a file, or every file of a tree), links never followed."""
     st = dirfd.lstat(dir_fd, name)
-    if stat_mod.S_ISREG(st.st_mode):
-        return st.st_size
     if not stat_mod.S_ISDIR(st.st_mode):
-        return 0
-    fd = os.open(name, dirfd.LIST, dir_fd=dir_fd)
+        return st.st_size if stat_mod.S_ISREG(st.st_mode) else 0
+    total = 0
+    stack = [_listed(dir_fd, name)]
     try:
-        with os.scandir(fd) as it:
-            names = [e.name for e in it]
-        return sum(tree_bytes(fd, child) for child in names)
+        while stack:
+            fd, names = stack[-1]
+            if not names:
+                stack.pop()
+                os.close(fd)
+                continue
+            child = names.pop()
+            child_st = dirfd.lstat(fd, child)
+            if stat_mod.S_ISDIR(child_st.st_mode):
+                stack.append(_listed(fd, child))
+            elif stat_mod.S_ISREG(child_st.st_mode):
+                total += child_st.st_size
     finally:
-        os.close(fd)
+        for fd, _ in stack:
+            os.close(fd)
+    return total
 
 
 def put_back(conf: Confinement, store: int, items: list[tuple[ResolvedPath, str | None]]) -> None:
