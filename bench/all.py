@@ -1,4 +1,4 @@
-"""Every benchmark in one run: perf (start-up, latency, tree, search, edit, RSS), edit, search, watch, journal, programs.
+"""Every benchmark in one run: perf (start-up, latency, tree, search, edit, RSS), edit, search, watch, journal, programs, outline.
 
 ``scale`` (a 200,000-file tree, a 1 GiB file, a 200 MB edit) runs only when named:
 ``bench/all.py scale``, or ``bench/all.py perf scale``.
@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
-SUITES = ["perf", "edit", "search", "watch", "journal", "programs"]
+SUITES = ["perf", "edit", "search", "watch", "journal", "programs", "outline"]
 ON_REQUEST = ["scale"]
 """Suites left out of the default run: they build gigabytes of fixtures."""
 
