@@ -101,3 +101,74 @@ async def test_twenty_concurrent_edits_of_different_lines_all_land(tmp_path):
     lost = [i for i in done if f"edited {i}\n" not in text]
     assert lost == [], f"{len(lost)} edits answered success and are not in the file"
     assert len(done) == 20
+
+
+async def test_expected_version_on_create_directory_edit_files_compress_and_extract(tmp_path):
+    box, src = tmp_path / "box", tmp_path / "src"
+    box.mkdir()
+    src.mkdir()
+    (src / "x.txt").write_text("x\n")
+    a = tmp_path / "a.txt"
+    a.write_text("a\n")
+    out, dest = tmp_path / "out.zip", tmp_path / "dest"
+    dest.mkdir()
+    async with serve_stdio(str(tmp_path)) as client:
+        s = ToolCalls(client)
+
+        async def version_of(path) -> str:
+            return _version(await s.ok("get_file_info", path=str(path)))
+
+        # create_directory: the directory it would make, when it is there already.
+        old = await version_of(box)
+        await s.ok("create_directory", path=str(box), expectedVersion=old)
+        (box / "made-outside").write_text("")
+        await s.fail("create_directory", "EDIT_CONFLICT", path=str(box), expectedVersion=old)
+        await s.fail("create_directory", "EDIT_CONFLICT", path=str(tmp_path / "new"), expectedVersion=old)
+        assert not (tmp_path / "new").exists()
+
+        # edit_files: the version of the one file its paths name.
+        old = await version_of(a)
+        edit = {"edits": [{"oldText": "a", "newText": "b"}]}
+        await s.ok("edit_files", paths=[str(a)], expectedVersion=old, **edit)
+        assert a.read_text() == "b\n"
+        await s.fail("edit_files", "EDIT_CONFLICT", paths=[str(a)], expectedVersion=old, edits=[{"oldText": "b", "newText": "c"}])
+        text = await s.fail("edit_files", "INVALID_PARAMS", paths=[str(a), str(src / "x.txt")], expectedVersion=await version_of(a), **edit)
+        assert "one file" in text, text
+        assert a.read_text() == "b\n" and (src / "x.txt").read_text() == "x\n"
+
+        # compress_files: the archive it would replace.
+        await s.ok("compress_files", paths=[str(src)], output=str(out))
+        old = await version_of(out)
+        await s.ok("compress_files", paths=[str(src)], output=str(out), overwrite=True, expectedVersion=old)
+        made = out.read_bytes()
+        await s.fail("compress_files", "EDIT_CONFLICT", paths=[str(a)], output=str(out), overwrite=True, expectedVersion=old)
+        assert out.read_bytes() == made
+
+        # extract_archive: the destination directory (an entry added, removed or renamed in it moves it).
+        old = await version_of(dest)
+        await s.ok("extract_archive", archive=str(out), destination=str(dest), expectedVersion=old)
+        landed = next(dest.rglob("x.txt"))
+        landed.write_text("mine\n")
+        await s.fail("extract_archive", "EDIT_CONFLICT", archive=str(out), destination=str(dest), overwrite=True, expectedVersion=old)
+        assert landed.read_text() == "mine\n"
+        await s.ok("extract_archive", archive=str(out), destination=str(dest), overwrite=True, expectedVersion=await version_of(dest))
+        assert landed.read_text() == "x\n"
+
+
+async def test_batch_operations_pass_expected_version_to_their_steps(tmp_path):
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_text("a\n")
+    async with serve_stdio(str(tmp_path)) as client:
+        s = ToolCalls(client)
+        old = _version(await s.ok("get_file_info", path=str(a)))
+        a.write_text("changed outside\n")
+        steps = [
+            {"tool": "write_file", "arguments": {"path": str(b), "content": "b\n"}},
+            {"tool": "write_file", "arguments": {"path": str(a), "content": "mine\n", "expectedVersion": old}},
+        ]
+        text = await s.fail("batch_operations", "EDIT_CONFLICT", operations=steps, transactional=True)
+        assert f"not the expected {old}" in text, text
+        assert a.read_text() == "changed outside\n" and not b.exists()
+        steps[1]["arguments"]["expectedVersion"] = _version(await s.ok("get_file_info", path=str(a)))
+        await s.ok("batch_operations", operations=steps, transactional=True)
+        assert a.read_text() == "mine\n" and b.read_text() == "b\n"

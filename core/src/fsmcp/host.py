@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 from pydantic import BaseModel, ValidationError
+from pydantic.alias_generators import to_camel
 
 from . import current
 from .change import Change
@@ -262,9 +263,17 @@ class Host:
         return [note for note in notes if note]
 
     def _expect(self, args: Any) -> None:
-        raw = getattr(args, type(args).versioned)
+        field = type(args).versioned
+        raw = getattr(args, field)
+        if isinstance(raw, list):  # a tool that takes several paths: the version of one of them
+            if len(raw) != 1:
+                raise ToolError(
+                    ErrorCode.INVALID_PARAMS,
+                    f"expectedVersion is one file's version: give {to_camel(field)} that one file, or leave expectedVersion out",
+                )
+            raw = raw[0]
         if raw is None:
-            raise ToolError(ErrorCode.INVALID_PARAMS, f"expectedVersion needs {type(args).versioned}: the file whose version it is")
+            raise ToolError(ErrorCode.INVALID_PARAMS, f"expectedVersion needs {to_camel(field)}: the file whose version it is")
         expect_version(self.fs, raw, args.expected_version)
 
 

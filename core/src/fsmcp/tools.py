@@ -43,7 +43,8 @@ class ToolInput(BaseModel):
     ``aliases`` maps names that other servers use for the same parameter to ours; they are
     accepted silently and never advertised, and the canonical name wins when both are given.
     A mutating tool declares ``expected_version: ExpectedVersion = None``; the host then checks
-    it against the file named by the field ``versioned`` names before the tool runs.
+    it against the file named by the field ``versioned`` names before the tool runs (a list
+    field: it must hold exactly one path).
     """
 
     model_config = ConfigDict(

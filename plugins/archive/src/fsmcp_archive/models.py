@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from fsmcp import ToolInput
+from fsmcp import ExpectedVersion, ToolInput
 from pydantic import Field
 
 Format = Literal["zip", "tar", "tar.gz", "tar.bz2", "tar.xz"]
@@ -25,6 +25,8 @@ class CompressInput(ToolInput):
         "(.zip, .tar, .tar.gz/.tgz, .tar.bz2/.tbz2, .tar.xz/.txz), else zip.",
     )
     overwrite: bool = Field(False, description="Replace an existing output file instead of failing.")
+    expected_version: ExpectedVersion = None
+    versioned: ClassVar[str] = "output"
 
 
 class ExtractInput(ToolInput):
@@ -33,6 +35,8 @@ class ExtractInput(ToolInput):
     overwrite: bool = Field(
         False, description="Replace existing files and links that members would land on, instead of failing."
     )
+    expected_version: ExpectedVersion = None
+    versioned: ClassVar[str] = "destination"
 
 
 class ListInput(ToolInput):

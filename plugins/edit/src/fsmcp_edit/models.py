@@ -221,6 +221,8 @@ class EditFilesInput(ToolInput):
         False,
         description="If any file fails, write none (default: each file on its own).",
     )
+    expected_version: ExpectedVersion = None
+    versioned: ClassVar[str] = "paths"
 
     @model_validator(mode="before")
     @classmethod

@@ -55,6 +55,7 @@ class CreateDirectoryInput(ToolInput):
         default=True,
         description="Create missing parent directories too (mkdir -p). False: the parent must exist, else NOT_FOUND.",
     )
+    expected_version: ExpectedVersion = None
 
 
 class TransferInput(ToolInput):
