@@ -103,55 +103,69 @@ async def test_twenty_concurrent_edits_of_different_lines_all_land(tmp_path):
     assert len(done) == 20
 
 
-async def test_expected_version_on_create_directory_edit_files_compress_and_extract(tmp_path):
-    box, src = tmp_path / "box", tmp_path / "src"
+async def _version_of(s: ToolCalls, path) -> str:
+    return _version(await s.ok("get_file_info", path=str(path)))
+
+
+async def test_create_directory_takes_the_version_of_the_directory_already_there(tmp_path):
+    box = tmp_path / "box"
     box.mkdir()
-    src.mkdir()
-    (src / "x.txt").write_text("x\n")
-    a = tmp_path / "a.txt"
-    a.write_text("a\n")
-    out, dest = tmp_path / "out.zip", tmp_path / "dest"
-    dest.mkdir()
     async with serve_stdio(str(tmp_path)) as client:
         s = ToolCalls(client)
-
-        async def version_of(path) -> str:
-            return _version(await s.ok("get_file_info", path=str(path)))
-
-        # create_directory: the directory it would make, when it is there already.
-        old = await version_of(box)
+        old = await _version_of(s, box)
         await s.ok("create_directory", path=str(box), expectedVersion=old)
         (box / "made-outside").write_text("")
         await s.fail("create_directory", "EDIT_CONFLICT", path=str(box), expectedVersion=old)
         await s.fail("create_directory", "EDIT_CONFLICT", path=str(tmp_path / "new"), expectedVersion=old)
         assert not (tmp_path / "new").exists()
 
-        # edit_files: the version of the one file its paths name.
-        old = await version_of(a)
-        edit = {"edits": [{"oldText": "a", "newText": "b"}]}
-        await s.ok("edit_files", paths=[str(a)], expectedVersion=old, **edit)
-        assert a.read_text() == "b\n"
-        await s.fail("edit_files", "EDIT_CONFLICT", paths=[str(a)], expectedVersion=old, edits=[{"oldText": "b", "newText": "c"}])
-        text = await s.fail("edit_files", "INVALID_PARAMS", paths=[str(a), str(src / "x.txt")], expectedVersion=await version_of(a), **edit)
-        assert "one file" in text, text
-        assert a.read_text() == "b\n" and (src / "x.txt").read_text() == "x\n"
 
-        # compress_files: the archive it would replace.
+async def test_edit_files_takes_the_version_of_the_one_file_its_paths_name(tmp_path):
+    a, x = tmp_path / "a.txt", tmp_path / "x.txt"
+    a.write_text("a\n")
+    x.write_text("x\n")
+    async with serve_stdio(str(tmp_path)) as client:
+        s = ToolCalls(client)
+        old = await _version_of(s, a)
+        await s.ok("edit_files", paths=[str(a)], edits=[{"oldText": "a", "newText": "b"}], expectedVersion=old)
+        assert a.read_text() == "b\n"
+        await s.fail("edit_files", "EDIT_CONFLICT", paths=[str(a)], edits=[{"oldText": "b", "newText": "c"}], expectedVersion=old)
+        now = await _version_of(s, a)
+        text = await s.fail("edit_files", "INVALID_PARAMS", paths=[str(a), str(x)], edits=[{"oldText": "b", "newText": "c"}], expectedVersion=now)
+        assert "one file" in text, text
+        assert a.read_text() == "b\n" and x.read_text() == "x\n"
+
+
+async def test_compress_files_takes_the_version_of_the_archive_it_replaces(tmp_path):
+    src, out = tmp_path / "src", tmp_path / "out.zip"
+    src.mkdir()
+    (src / "x.txt").write_text("x\n")
+    async with serve_stdio(str(tmp_path)) as client:
+        s = ToolCalls(client)
         await s.ok("compress_files", paths=[str(src)], output=str(out))
-        old = await version_of(out)
+        old = await _version_of(s, out)
         await s.ok("compress_files", paths=[str(src)], output=str(out), overwrite=True, expectedVersion=old)
         made = out.read_bytes()
-        await s.fail("compress_files", "EDIT_CONFLICT", paths=[str(a)], output=str(out), overwrite=True, expectedVersion=old)
+        await s.fail("compress_files", "EDIT_CONFLICT", paths=[str(src / "x.txt")], output=str(out), overwrite=True, expectedVersion=old)
         assert out.read_bytes() == made
 
-        # extract_archive: the destination directory (an entry added, removed or renamed in it moves it).
-        old = await version_of(dest)
+
+async def test_extract_archive_takes_the_version_of_the_destination_directory(tmp_path):
+    src, out, dest = tmp_path / "src", tmp_path / "out.zip", tmp_path / "dest"
+    src.mkdir()
+    dest.mkdir()
+    (src / "x.txt").write_text("x\n")
+    async with serve_stdio(str(tmp_path)) as client:
+        s = ToolCalls(client)
+        await s.ok("compress_files", paths=[str(src)], output=str(out))
+        old = await _version_of(s, dest)
         await s.ok("extract_archive", archive=str(out), destination=str(dest), expectedVersion=old)
         landed = next(dest.rglob("x.txt"))
         landed.write_text("mine\n")
+        # The first extract added an entry to dest, so old is stale now.
         await s.fail("extract_archive", "EDIT_CONFLICT", archive=str(out), destination=str(dest), overwrite=True, expectedVersion=old)
         assert landed.read_text() == "mine\n"
-        await s.ok("extract_archive", archive=str(out), destination=str(dest), overwrite=True, expectedVersion=await version_of(dest))
+        await s.ok("extract_archive", archive=str(out), destination=str(dest), overwrite=True, expectedVersion=await _version_of(s, dest))
         assert landed.read_text() == "x\n"
 
 
