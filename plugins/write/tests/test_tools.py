@@ -12,7 +12,7 @@ EXPECTED = {
     "write_file": ({"path": None, "content": None, "encoding": "utf-8", "lineCount": V, "expectedVersion": V}, False, True, True),
     "write_files": ({"files": None}, False, True, True),
     "append_file": ({"path": None, "content": None, "ensureNewline": True, "create": False, "expectedVersion": V}, False, True, False),
-    "create_directory": ({"path": None, "recursive": True}, False, False, True),
+    "create_directory": ({"path": None, "recursive": True, "expectedVersion": V}, False, False, True),
     "copy_file": ({"source": None, "destination": None, "overwrite": False, "expectedVersion": V}, False, True, True),
     "move_file": ({"source": None, "destination": None, "overwrite": False, "expectedVersion": V}, False, True, False),
     "delete_file": ({"path": None, "recursive": False, "expectedVersion": V}, False, True, False),
