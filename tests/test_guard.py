@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import zipfile
+
 import anyio
 import pytest
 
@@ -151,16 +153,15 @@ async def test_compress_files_takes_the_version_of_the_archive_it_replaces(tmp_p
 
 
 async def test_extract_archive_takes_the_version_of_the_destination_directory(tmp_path):
-    src, out, dest = tmp_path / "src", tmp_path / "out.zip", tmp_path / "dest"
-    src.mkdir()
+    out, dest = tmp_path / "out.zip", tmp_path / "dest"
     dest.mkdir()
-    (src / "x.txt").write_text("x\n")
+    with zipfile.ZipFile(out, "w") as archive:
+        archive.writestr("x.txt", "x\n")
+    landed = dest / "x.txt"
     async with serve_stdio(str(tmp_path)) as client:
         s = ToolCalls(client)
-        await s.ok("compress_files", paths=[str(src)], output=str(out))
         old = await _version_of(s, dest)
         await s.ok("extract_archive", archive=str(out), destination=str(dest), expectedVersion=old)
-        landed = next(dest.rglob("x.txt"))
         landed.write_text("mine\n")
         # The first extract added an entry to dest, so old is stale now.
         await s.fail("extract_archive", "EDIT_CONFLICT", archive=str(out), destination=str(dest), overwrite=True, expectedVersion=old)
