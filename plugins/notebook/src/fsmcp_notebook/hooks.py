@@ -1,0 +1,9 @@
+from fsmcp import hookimpl
+
+from . import tools
+
+
+@hookimpl
+def fsmcp_register_tools(register):
+    for tool in tools.TOOLS:
+        register(tool)

@@ -1,0 +1,35 @@
+"""The argument models of the notebook tools (snake_case here, camelCase on the wire)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from fsmcp import ExpectedVersion, ToolInput
+from pydantic import Field
+
+_PATH = "The .ipynb file."
+CellType = Literal["code", "markdown", "raw"]
+
+
+class ReadNotebookInput(ToolInput):
+    path: str = Field(description=_PATH)
+    cells: list[int] | None = Field(None, description="Cell indexes to show (0-based, as numbered); default all.")
+    outputs: bool = Field(True, description="Show code cells' outputs, summarized (images named, long text cut).")
+
+
+class CellEdit(ToolInput):
+    op: Literal["insert", "replace", "delete", "move"]
+    index: int | None = Field(
+        None, ge=0, description="The cell (0-based), as the notebook stands after the edits before; insert: the position (default: the end)."
+    )
+    cell_id: str | None = Field(None, description="The cell by its id instead of index.")
+    source: str | None = Field(None, description="insert, replace: the cell's new text.")
+    cell_type: CellType | None = Field(None, description="insert (default code), replace: the cell's type.")
+    to: int | None = Field(None, ge=0, description="move: the cell's new index.")
+
+
+class EditNotebookInput(ToolInput):
+    path: str = Field(description=_PATH)
+    edits: list[CellEdit] = Field(min_length=1, description="Applied in order; all or none.")
+    dry_run: bool = Field(False, description="Check and report the edits, write nothing.")
+    expected_version: ExpectedVersion = None
