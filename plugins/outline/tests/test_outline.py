@@ -190,3 +190,13 @@ async def test_outline_of_an_installed_package_is_a_small_fraction(tmp_path):
     assert len(text) < source.stat().st_size / 5
     head, *body = text_of(model).splitlines()
     assert body[-1].strip() and "def model_dump(" in "\n".join(body[:3])
+
+
+async def test_a_long_decorator_call_leaves_the_name_in_the_signature(root):
+    (root / "deco.py").write_text(
+        "@deprecated(\n    'a long message that explains at length what to use instead of this function',\n    category=DeprecationWarning,\n)\n"
+        "def old_function_with_a_long_name(self, a, b):\n    pass\n"
+    )
+    async with serve_stdio(str(root), "--enable", "outline") as client:
+        text = text_of(await client.call_tool("outline", {"path": "deco.py"}))
+    assert text.splitlines()[1] == "1-6 @deprecated(…) def old_function_with_a_long_name(self, a, b)"

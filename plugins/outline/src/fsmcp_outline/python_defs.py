@@ -38,5 +38,11 @@ def _symbol(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, parent:
         prefix = "async def" if isinstance(node, ast.AsyncFunctionDef) else "def"
         returns = f" -> {ast.unparse(node.returns)}" if node.returns else ""
         head = f"{prefix} {node.name}({ast.unparse(node.args)}){returns}"
-    decorators = " ".join("@" + ast.unparse(d) for d in node.decorator_list)
+    decorators = " ".join("@" + _decorator(d) for d in node.decorator_list)
     return Symbol(kind, (*parent, node.name), one_line(f"{decorators} {head}".strip()), start, node.end_lineno or node.lineno)
+
+
+def _decorator(node: ast.expr) -> str:
+    # a long decorator call (a deprecation message) would push the name out of the signature
+    text = ast.unparse(node)
+    return ast.unparse(node.func) + "(…)" if len(text) > 40 and isinstance(node, ast.Call) else text
