@@ -197,3 +197,64 @@ async def test_a_regex_that_backtracks_for_ever_is_stopped_and_the_server_answer
     is_error, text = outcome[0]
     assert is_error and text.startswith("TIMEOUT: ") and "was not changed: the regex '(a+)+$' took more than 2 s of matching" in text, text
     assert (tmp_path / "a.txt").read_bytes() == before
+
+
+async def test_a_fifo_named_gitignore_or_exclude_stalls_no_search_and_regular_ignore_rules_still_apply(tmp_path):
+    # Anyone who can make a file in a root could stall every search with a FIFO where an ignore file goes.
+    (tmp_path / ".gitignore").write_text("*.log\n")
+    (tmp_path / "a.txt").write_text("needle\n")
+    (tmp_path / "a.log").write_text("needle\n")
+    (tmp_path / "sub").mkdir()
+    os.mkfifo(tmp_path / "sub" / ".gitignore")
+    (tmp_path / "sub" / "b.txt").write_text("needle\n")
+    os.mkfifo(tmp_path / "sub" / "pipe.txt")
+    (tmp_path / "sub" / "deep").mkdir()
+    (tmp_path / "sub" / "deep" / ".gitignore").write_text("skip.txt\n!keep.log\n")
+    (tmp_path / "sub" / "deep" / "skip.txt").write_text("needle\n")
+    (tmp_path / "sub" / "deep" / "keep.log").write_text("needle\n")
+    (tmp_path / "repo" / ".git" / "info").mkdir(parents=True)
+    os.mkfifo(tmp_path / "repo" / ".git" / "info" / "exclude")
+    (tmp_path / "repo" / "c.txt").write_text("needle\n")
+    expected = ["a.txt", "repo/c.txt", "sub/b.txt", "sub/deep/keep.log"]
+    async with serve_stdio(str(tmp_path)) as client:
+        s = ToolCalls(client)
+        for directory in (".", "sub", "repo"):
+            calls = [
+                ("grep_files", {"directory": directory, "regex": "needle"}),
+                ("search_files", {"directory": directory, "nameContains": "."}),
+                ("glob_search", {"directory": directory, "globs": ["**/*"]}),
+            ]
+            for tool, args in calls:
+                with anyio.fail_after(60):
+                    text = await s.ok(tool, **args)
+                shown = sorted(
+                    os.path.relpath(line.split(":")[0], tmp_path)
+                    for line in text.splitlines()
+                    if line.startswith(str(tmp_path)) and not os.path.isdir(line.split(":")[0]) and not line.endswith(".gitignore")
+                )
+                want = [e for e in expected if directory == "." or e.startswith(directory + "/")]
+                assert shown == want, (tool, directory, text)
+
+
+async def test_an_extglob_that_backtracks_for_ever_is_stopped_and_the_server_answers_meanwhile(tmp_path):
+    # wcmatch translates +(a|a) groups to nested repeats; Python's re took minutes on a 40-letter name.
+    (tmp_path / ("a" * 40 + "!")).write_text("x\n")
+    glob = "+(a|a)" * 6 + "b"
+    async with serve_stdio(str(tmp_path)) as client:
+        s = ToolCalls(client)
+        outcome: list[tuple[bool, str]] = []
+
+        async def search() -> None:
+            outcome.append(await s.call("glob_search", directory=".", globs=[glob]))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(search)
+            with anyio.fail_after(120):
+                while not outcome:
+                    await s.ok("list_allowed_directories")
+                    await anyio.sleep(0.1)
+        with anyio.fail_after(60):
+            excluded = await s.call("list_directory", path=".", excludeGlobs=[glob])
+    is_error, text = outcome[0]
+    assert is_error and text.startswith("TIMEOUT: the globs ") and "use * or ** instead of +(...)/*(...) groups" in text, text
+    assert excluded[0] and excluded[1].startswith("TIMEOUT: "), excluded

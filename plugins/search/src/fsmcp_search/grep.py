@@ -152,19 +152,24 @@ async def grep_files(args: GrepFilesInput, ctx: ToolContext) -> str:
             ctx, directory_raw=args.directory, globs=args.globs, exclude_globs=args.exclude_globs, include_ignored=args.include_ignored
         )
     )
-    collector = Collector(args.max_results, where.selects)
     flags = ["--json", "--no-messages", "--crlf", "--max-count", str(args.max_results + 1), "--context", str(args.context_lines)]
     if args.case_insensitive:
         flags.append("--ignore-case")
-    if where.paths or where.files:
-        async with ripgrep.progress(ctx, collector.describe), ripgrep.run(
-            ctx, [*flags, "--regexp", pattern, *where.ripgrep_args()], cwd=where.anchor, stdin=where.ignore_rules
-        ) as rg:
-            finished = await ripgrep.drain(rg, b"\n", collector.feed)
-            code, stderr = await rg.finish() if finished else (0, "")
-        error = ripgrep.failure(code, stderr, f"regex {args.regex!r}")
-        if error is not None:
-            raise error
+
+    async def search(where: scope.Scope) -> Collector:
+        collector = Collector(args.max_results, where.selects)
+        if where.paths or where.files:
+            async with ripgrep.progress(ctx, collector.describe), ripgrep.run(
+                ctx, [*flags, "--regexp", pattern, *where.ripgrep_args()], cwd=where.anchor, stdin=where.ignore_rules
+            ) as rg:
+                finished = await ripgrep.drain(rg, b"\n", collector.feed)
+                code, stderr = await rg.finish() if finished else (0, "")
+            error = ripgrep.failure(code, stderr, f"regex {args.regex!r}")
+            if error is not None:
+                raise error
+        return collector
+
+    collector = await scope.guarded(where, search)
     kept, cut = _select(collector.files, args.max_results, args.context_lines)
     kept.sort(key=lambda f: f.path)
     return _compose(render(kept, args.context_lines), args, cut, where.skipped, ctx.budget)

@@ -18,26 +18,29 @@ _NARROW = "Narrow the search with a deeper directory, more specific globs or exc
 
 async def _list_files(ctx: ToolContext, where: scope.Scope, keep: Callable[[str], None]) -> None:
     """Every file ripgrep's walk yields, handed to ``keep`` as an absolute path."""
-    listed = 0
-
-    def feed(batch: list[bytes]) -> bool:
-        nonlocal listed
-        listed += len(batch)
-        for raw in batch:
-            keep(os.fsdecode(raw))
-        return True
-
     if not where.paths and not where.files:
         return
-    args = ["--files", "--null", "--no-messages", *where.ripgrep_args()]
-    async with ripgrep.progress(ctx, lambda: f"{listed:,} files walked so far"), ripgrep.run(
-        ctx, args, cwd=where.anchor, stdin=where.ignore_rules
-    ) as rg:
-        await ripgrep.drain(rg, b"\0", feed)
-        code, stderr = await rg.finish()
-    error = ripgrep.failure(code, stderr, "a glob")
-    if error is not None:
-        raise error
+
+    async def listing(where: scope.Scope) -> list[bytes]:
+        listed: list[bytes] = []
+
+        def feed(batch: list[bytes]) -> bool:
+            listed.extend(batch)
+            return True
+
+        args = ["--files", "--null", "--no-messages", *where.ripgrep_args()]
+        async with ripgrep.progress(ctx, lambda: f"{len(listed):,} files walked so far"), ripgrep.run(
+            ctx, args, cwd=where.anchor, stdin=where.ignore_rules
+        ) as rg:
+            await ripgrep.drain(rg, b"\0", feed)
+            code, stderr = await rg.finish()
+        error = ripgrep.failure(code, stderr, "a glob")
+        if error is not None:
+            raise error
+        return listed
+
+    for raw in await scope.guarded(where, listing):
+        keep(os.fsdecode(raw))
 
 
 async def _scope(ctx: ToolContext, **kwargs) -> scope.Scope:

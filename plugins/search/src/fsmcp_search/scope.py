@@ -4,19 +4,31 @@ Every directory handed to ripgrep was resolved through ``ctx.fs``, so it lies in
 ripgrep never follows a symlink below it, and reads no ignore file above it: the
 ``.gitignore`` files between the root and the searched directory are read here, through
 ``ctx.fs``, and passed on with their patterns anchored to where they were found.
+
+An ignore file that is not a regular file (a FIFO named ``.gitignore``) would block ripgrep's
+open for ever: ``guarded`` looks for one while ripgrep runs, and if there is one, stops it and
+searches again with ripgrep reading no ignore file of its own, the regular ones handed to it.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+import stat
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TypeVar
+
+import anyio
+import anyio.to_thread
 
 from fsmcp import Access, ErrorCode, ToolContext, ToolError
 
 from .globs import Excludes, Include, has_magic
 
-_IGNORE_FILES = (".gitignore", ".git/info/exclude")
+# In the order git weighs them: a later rule wins, and .gitignore outweighs .git/info/exclude.
+_IGNORE_FILES = (".git/info/exclude", ".gitignore")
+_T = TypeVar("_T")
 _IGNORE_FILE_LIMIT = 1 << 20
 
 
@@ -34,6 +46,8 @@ class Scope:
     skipped: list[str] = field(default_factory=list)
     """Globs that lead outside the allowed directories, as given."""
     ignore_rules: str = ""
+    own_rules_only: bool = False
+    """ripgrep reads no ignore file itself: every rule is in ``ignore_rules``."""
 
     def selects(self, path: str) -> bool:
         if self.includes is not None and path not in self.files and not any(i.matches(path) for i in self.includes):
@@ -47,6 +61,8 @@ class Scope:
             args.append("--no-ignore")
         else:
             args += ["--glob", "!.git"]
+            if self.own_rules_only:
+                args.append("--no-ignore-vcs")
             if self.ignore_rules:
                 args += ["--ignore-file", "/dev/stdin"]
         if self.includes:
@@ -195,6 +211,89 @@ def _ancestor_rules(ctx: ToolContext, paths: list[str]) -> str:
             if text:
                 rules += anchored_rules(text, str(folder))
     return "\n".join(rules) + "\n" if rules else ""
+
+
+async def guarded(scope: Scope, search: Callable[[Scope], Awaitable[_T]]) -> _T:
+    """``search(scope)``, and again without ripgrep's own ignore files when one is not a regular file."""
+    if scope.include_ignored:
+        return await search(scope)
+    found: list[tuple[Path, str]] | None = None
+    result = None
+    try:
+        async with anyio.create_task_group() as group:
+
+            async def look() -> None:
+                nonlocal found
+                found = await anyio.to_thread.run_sync(_ignore_files_below, scope.paths)
+                if found is not None:
+                    group.cancel_scope.cancel()
+
+            group.start_soon(look)
+            result = await search(scope)
+    except BaseExceptionGroup as failed:
+        if len(failed.exceptions) == 1:
+            raise failed.exceptions[0] from None  # the search's own error, as it raised it
+        raise
+    if found is None:
+        return result
+    rules = [scope.ignore_rules.rstrip("\n")] if scope.ignore_rules else []
+    for folder, text in found:
+        rules += anchored_rules(text, str(folder))
+    own = replace(scope, own_rules_only=True, ignore_rules="\n".join(rules) + "\n" if rules else "")
+    return await search(own)
+
+
+def _ignore_files_below(paths: list[str]) -> list[tuple[Path, str]] | None:
+    """None when every ignore file below ``paths`` is a regular file (or absent); else the regular
+    ones' folders and texts, shallowest first. Only names and types are looked at until then."""
+    special = False
+    regular: list[tuple[int, int, Path, str]] = []
+    stack = [Path(p) for p in paths]
+    while stack:
+        folder = stack.pop()
+        try:
+            entries = os.scandir(folder)
+        except OSError:
+            continue
+        with entries:
+            for entry in entries:
+                if entry.name == ".git":
+                    names = [(0, folder / ".git/info/exclude")]
+                elif entry.name == ".gitignore":
+                    names = [(1, Path(entry.path))]
+                else:
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append(Path(entry.path))
+                    continue
+                for order, path in names:
+                    try:
+                        mode = os.lstat(path).st_mode
+                    except OSError:
+                        continue
+                    if stat.S_ISREG(mode):
+                        regular.append((len(folder.parts), order, folder, str(path)))
+                    else:
+                        special = True  # ripgrep would open a link's target, perhaps a FIFO
+    if not special:
+        return None
+    out = []
+    for _, _, folder, path in sorted(regular, key=lambda r: (r[0], r[1], str(r[2]))):
+        text = _read_regular(path)
+        if text:
+            out.append((folder, text))
+    return out
+
+
+def _read_regular(path: str) -> str:
+    """A regular file's text; never blocks on a FIFO put there since it was looked at."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return ""
+    with os.fdopen(fd, "rb") as file:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return ""
+        return file.read(_IGNORE_FILE_LIMIT).decode("utf-8", "replace")
 
 
 def _read_small(ctx: ToolContext, path: Path) -> str:
