@@ -6,7 +6,7 @@ ripgrep never follows a symlink below it, and reads no ignore file above it: the
 ``ctx.fs``, and passed on with their patterns anchored to where they were found.
 
 An ignore file that is not a regular file (a FIFO named ``.gitignore``) would block ripgrep's
-open for ever: ``guarded`` looks for one while ripgrep runs, and if there is one, stops it and
+open for ever: ``guarded`` looks for one when ripgrep runs long, and if there is one, stops it and
 searches again with ripgrep reading no ignore file of its own, the regular ones handed to it.
 """
 
@@ -29,6 +29,8 @@ from .globs import Excludes, Include, has_magic
 # In the order git weighs them: a later rule wins, and .gitignore outweighs .git/info/exclude.
 _IGNORE_FILES = (".git/info/exclude", ".gitignore")
 _T = TypeVar("_T")
+_LOOK_AFTER = 2.0
+"""Seconds a search runs before the look for special ignore files starts: shorter ones pay nothing."""
 _IGNORE_FILE_LIMIT = 1 << 20
 
 
@@ -224,12 +226,14 @@ async def guarded(scope: Scope, search: Callable[[Scope], Awaitable[_T]]) -> _T:
 
             async def look() -> None:
                 nonlocal found
-                found = await anyio.to_thread.run_sync(_ignore_files_below, scope.paths)
+                await anyio.sleep(_LOOK_AFTER)
+                found = await anyio.to_thread.run_sync(_ignore_files_below, scope.paths, abandon_on_cancel=True)
                 if found is not None:
                     group.cancel_scope.cancel()
 
             group.start_soon(look)
             result = await search(scope)
+            group.cancel_scope.cancel()  # ripgrep finished, so it opened no special file that blocks
     except BaseExceptionGroup as failed:
         if len(failed.exceptions) == 1:
             raise failed.exceptions[0] from None  # the search's own error, as it raised it
