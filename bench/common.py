@@ -57,8 +57,14 @@ def reference_version() -> str:
     return json.loads((REFERENCE_ENTRY.parent.parent / "package.json").read_text())["version"]
 
 
+# The journal stays on, as users run it, but keeps the benchmarks' changes out of the user's own
+# state directory.
+STATE = BENCH / ".state"
+
+
 def fsmcp_params(*serve_args: str) -> StdioServerParameters:
-    return StdioServerParameters(command=sys.executable, args=["-m", "fsmcp", "serve", *serve_args], env=dict(os.environ))
+    env = {**os.environ, "XDG_STATE_HOME": str(STATE)}
+    return StdioServerParameters(command=sys.executable, args=["-m", "fsmcp", "serve", *serve_args], env=env)
 
 
 def reference_params(*roots: str) -> StdioServerParameters:
