@@ -259,10 +259,17 @@ async def test_regex_dot_does_not_cross_lines_and_digits_are_ascii(root, call):
 
 async def test_invalid_regex_is_invalid_params_and_the_file_is_unchanged(root, call):
     path = put(root, "i.txt", "abc\n")
-    for pattern in ["(a", "a**", "(?i)a", "(?<=a+)b"]:
+    for pattern in ["(a", "a**", "(?i)a", "a{2,1}"]:
         result = await edit(call, path, {"oldText": pattern, "newText": "x", "isRegex": True})
         assert result.is_error and text_of(result).startswith(f"INVALID_PARAMS: {path} was not changed: invalid regex"), pattern
     assert path.read_text() == "abc\n"
+
+
+async def test_a_variable_length_lookbehind_works_as_in_javascript(root, call):
+    path = put(root, "i.txt", "aab b\n")
+    result = await edit(call, path, {"oldText": "(?<=a+)b", "newText": "x", "isRegex": True})
+    assert not result.is_error, text_of(result)
+    assert path.read_text() == "aax b\n"
 
 
 async def test_regex_that_matches_nothing_is_pattern_not_found(root, call):
