@@ -139,6 +139,13 @@ async def test_a_line_copied_without_its_indentation_re_indents_the_new_lines(ro
     assert path.read_text() == "class A:\n    def f(self):\n        x = 1\n        if x:\n            return x\n        return 0\n"
 
 
+async def test_new_lines_already_at_the_files_indentation_are_not_shifted_twice(root, call):
+    path = put(root, "a.py", "class A:\n    def f(self):\n        return 1\n")
+    result = await edit(call, path, {"oldText": "return 1", "newText": "x = 1\n        return x"})
+    assert not result.is_error, text_of(result)
+    assert path.read_text() == "class A:\n    def f(self):\n        x = 1\n        return x\n"
+
+
 async def test_a_block_copied_shallower_or_deeper_re_indents_the_new_text_by_the_difference(root, call):
     original = "def f():\n    if x:\n        a()\n        b()\n"
     path = put(root, "a.py", original)

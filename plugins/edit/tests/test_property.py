@@ -52,6 +52,17 @@ def occurrences(haystack, needle):
     return sum(1 for i in range(len(haystack)) if haystack.startswith(needle, i))
 
 
+def reindented(before, one_line, several):
+    """Whether an edit of ``one_line`` (preceded on its line by ``before``'s tail) re-indents ``several``."""
+    indent = before[before.rfind("\n") + 1 :]
+    later = [line for line in several.rstrip("\n").split("\n")[1:] if line.strip()]
+    return (
+        "\n" not in one_line.rstrip("\n")
+        and bool(indent) and not indent.strip(" \t")
+        and bool(later) and not any(line.startswith(indent) for line in later)
+    )
+
+
 def byte_offset(bom, text, index):
     return len(bom) + len(text[:index].encode("utf-8", "surrogateescape"))
 
@@ -95,6 +106,8 @@ def test_an_edit_and_its_inverse_restore_the_file(tmp_path_factory, file, data):
 
     inverse = anyio.run(call_edit, root, path, [{"oldText": new, "newText": old}])
     assert not inverse.is_error, text_of(inverse)
+    if reindented(norm[:i], new, old):
+        return  # a one-line text at a line's indentation: the inverse shifts old's later lines by design
     # With one line-ending style the inverse has it to go by, unless the edit removed every break.
     if style == "lf" or (style == "crlf" and b"\r\n" in edited):
         assert path.read_bytes() == original

@@ -128,6 +128,8 @@ def reindent_line_hit(view: View, start: int, old: str, new: str) -> str:
     if not indent or indent.strip(" \t"):
         return new
     first, *rest = new.split("\n")
+    if any(line.startswith(indent) for line in rest if line.strip()):
+        return new  # written in the file's frame already: shifting would indent it twice
     return "\n".join([first, *(indent + line if line.strip() else line for line in rest)])
 
 
