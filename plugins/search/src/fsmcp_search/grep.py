@@ -169,7 +169,7 @@ async def grep_files(args: GrepFilesInput, ctx: ToolContext) -> str:
                 raise error
         return collector
 
-    collector = await scope.guarded(where, search)
+    collector = await scope.guarded(ctx, where, search)
     kept, cut = _select(collector.files, args.max_results, args.context_lines)
     kept.sort(key=lambda f: f.path)
     return _compose(render(kept, args.context_lines), args, cut, where.skipped, ctx.budget)

@@ -39,7 +39,7 @@ async def _list_files(ctx: ToolContext, where: scope.Scope, keep: Callable[[str]
             raise error
         return listed
 
-    for raw in await scope.guarded(where, listing):
+    for raw in await scope.guarded(ctx, where, listing):
         keep(os.fsdecode(raw))
 
 

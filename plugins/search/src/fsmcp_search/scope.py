@@ -13,7 +13,6 @@ searches again with ripgrep reading no ignore file of its own, the regular ones 
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -215,7 +214,7 @@ def _ancestor_rules(ctx: ToolContext, paths: list[str]) -> str:
     return "\n".join(rules) + "\n" if rules else ""
 
 
-async def guarded(scope: Scope, search: Callable[[Scope], Awaitable[_T]]) -> _T:
+async def guarded(ctx: ToolContext, scope: Scope, search: Callable[[Scope], Awaitable[_T]]) -> _T:
     """``search(scope)``, and again without ripgrep's own ignore files when one is not a regular file."""
     if scope.include_ignored:
         return await search(scope)
@@ -227,7 +226,7 @@ async def guarded(scope: Scope, search: Callable[[Scope], Awaitable[_T]]) -> _T:
             async def look() -> None:
                 nonlocal found
                 await anyio.sleep(_LOOK_AFTER)
-                found = await anyio.to_thread.run_sync(_ignore_files_below, scope.paths, abandon_on_cancel=True)
+                found = await anyio.to_thread.run_sync(_ignore_files_below, ctx, scope.paths, abandon_on_cancel=True)
                 if found is not None:
                     group.cancel_scope.cancel()
 
@@ -247,57 +246,49 @@ async def guarded(scope: Scope, search: Callable[[Scope], Awaitable[_T]]) -> _T:
     return await search(own)
 
 
-def _ignore_files_below(paths: list[str]) -> list[tuple[Path, str]] | None:
+def _ignore_files_below(ctx: ToolContext, paths: list[str]) -> list[tuple[Path, str]] | None:
     """None when every ignore file below ``paths`` is a regular file (or absent); else the regular
     ones' folders and texts, shallowest first. Only names and types are looked at until then."""
     special = False
-    regular: list[tuple[int, int, Path, str]] = []
-    stack = [Path(p) for p in paths]
-    while stack:
-        folder = stack.pop()
+    regular: list[tuple[int, int, Path, Path]] = []
+    for top in paths:
+        base = Path(top)
+        found: list[tuple[int, Path, str | None]] = []
         try:
-            entries = os.scandir(folder)
-        except OSError:
+            for rel, _, entry in ctx.fs.walk(top, prune=_inside_git):
+                folder = (base / rel).parent
+                if entry.name == ".gitignore":
+                    found.append((1, folder / ".gitignore", entry.kind))
+                elif entry.name == ".git" and entry.kind == "directory":
+                    exclude = folder / ".git/info/exclude"
+                    found.append((0, exclude, _kind(ctx, exclude)))
+        except ToolError:
             continue
-        with entries:
-            for entry in entries:
-                if entry.name == ".git":
-                    names = [(0, folder / ".git/info/exclude")]
-                elif entry.name == ".gitignore":
-                    names = [(1, Path(entry.path))]
-                else:
-                    if entry.is_dir(follow_symlinks=False):
-                        stack.append(Path(entry.path))
-                    continue
-                for order, path in names:
-                    try:
-                        mode = os.lstat(path).st_mode
-                    except OSError:
-                        continue
-                    if stat.S_ISREG(mode):
-                        regular.append((len(folder.parts), order, folder, str(path)))
-                    else:
-                        special = True  # ripgrep would open a link's target, perhaps a FIFO
+        for order, path, kind in found:
+            if kind == "file":
+                folder = path.parent if order else path.parent.parent.parent
+                regular.append((len(folder.parts), order, folder, path))
+            elif kind is not None:
+                special = True  # ripgrep would open a link's target, perhaps a FIFO
     if not special:
         return None
     out = []
     for _, _, folder, path in sorted(regular, key=lambda r: (r[0], r[1], str(r[2]))):
-        text = _read_regular(path)
+        text = _read_small(ctx, path)
         if text:
             out.append((folder, text))
     return out
 
 
-def _read_regular(path: str) -> str:
-    """A regular file's text; never blocks on a FIFO put there since it was looked at."""
+def _inside_git(rel: str, entry: object) -> bool:
+    return "/.git/" in f"/{rel}"
+
+
+def _kind(ctx: ToolContext, path: Path) -> str | None:
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError:
-        return ""
-    with os.fdopen(fd, "rb") as file:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return ""
-        return file.read(_IGNORE_FILE_LIMIT).decode("utf-8", "replace")
+        return ctx.fs.kind(str(path), follow_links=False)
+    except ToolError:
+        return None
 
 
 def _read_small(ctx: ToolContext, path: Path) -> str:
