@@ -104,10 +104,12 @@ def test_an_edit_and_its_inverse_restore_the_file(tmp_path_factory, file, data):
     assert edited[:begin] == original[:begin]
     assert edited[len(edited) - (len(original) - end) :] == original[end:]
 
+    if reindented(norm[:i], old, new):
+        return  # a one-line text at a line's indentation: new's later lines were shifted by design
     inverse = anyio.run(call_edit, root, path, [{"oldText": new, "newText": old}])
     assert not inverse.is_error, text_of(inverse)
     if reindented(norm[:i], new, old):
-        return  # a one-line text at a line's indentation: the inverse shifts old's later lines by design
+        return  # likewise for the inverse, which shifts old's later lines
     # With one line-ending style the inverse has it to go by, unless the edit removed every break.
     if style == "lf" or (style == "crlf" and b"\r\n" in edited):
         assert path.read_bytes() == original
