@@ -9,6 +9,7 @@ from .audit import note as audit_note
 from .budget import fair_shares, number_runs, truncate
 from .change import Change
 from .config import options_error, plugin_options
+from .consent import Refusal
 from .context import ToolContext
 from .errors import ErrorCode, ToolError
 from .fs import Entry, FileSystem, kind_of
@@ -40,6 +41,7 @@ __all__ = [
     "ErrorCode",
     "FileSystem",
     "GlobFilter",
+    "Refusal",
     "ResolvedPath",
     "Root",
     "RootSet",

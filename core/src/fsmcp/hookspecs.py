@@ -15,6 +15,7 @@ from .hooks import hookspec
 if TYPE_CHECKING:
     from .change import Change
     from .config import Settings
+    from .consent import Refusal
     from .errors import ToolError
     from .fs import FileSystem
     from .results import ToolResult
@@ -88,7 +89,7 @@ def fsmcp_resolve_path(
 
 
 @hookspec
-def fsmcp_check_path(path: ResolvedPath, access: Access, settings: Settings) -> str | None:
+def fsmcp_check_path(path: ResolvedPath, access: Access, settings: Settings) -> str | Refusal | None:
     """Veto a path the policy admitted (for example: never touch ``**/.env``).
 
     Called for every resolution after the policy answered, on every plugin that implements it.
@@ -97,7 +98,11 @@ def fsmcp_check_path(path: ResolvedPath, access: Access, settings: Settings) -> 
     :param access: What the tool wants to do with it.
     :param settings: The server's settings.
     :return: None to allow, or a reason (a sentence the model can act on) to refuse; the tool
-        then fails with ``ACCESS_DENIED`` and that reason.
+        then fails with ``ACCESS_DENIED`` and that reason. A :class:`fsmcp.Refusal` with ``ask``
+        (``Refusal(reason, ask="The agent wants to read .env")``) lets the host put ``ask`` to
+        the user, where the client can answer (MCP elicitation), the operator allows asking and
+        ``access`` is ``Access.READ``; an accepted answer lets exactly that path through for that
+        one call (recorded in the audit log), any other answer leaves the refusal standing.
 
     All implementations are called; any reason refuses.
     """
