@@ -237,7 +237,7 @@ async def test_parallel_reads_run_together_and_report_in_order(server, root):
         {"tool": "read_file", "arguments": {"path": "f2.txt"}},
     ]
     async with server([("gate", gate)]) as s:
-        with anyio.fail_after(10):  # run one by one, "wait" would wait for ever
+        with anyio.fail_after(30):  # run one by one, "wait" would wait for ever
             text = await s.ok(ops, parallel=True)
     assert text == (
         "[1] read_file OK\nfile 0\n\n[2] wait OK\nwaited\n[3] read_file OK\nfile 1\n\n[4] open OK\nopened\n"

@@ -60,14 +60,14 @@ async def test_cancelled_grep_kills_ripgrep_and_the_server_answers_at_once(root,
             search.cancel()  # the SDK sends notifications/cancelled for the abandoned request
         assert outcome == [] and search.cancelled_caught
 
-        with anyio.fail_after(5):
+        with anyio.fail_after(30):
             tools = await client.list_tools()
         assert {t.name for t in tools.tools} == {"search_files", "glob_search", "grep_files"}
-        with anyio.fail_after(10):
+        with anyio.fail_after(30):
             while ripgrep_children(server):
                 await anyio.sleep(0.02)
 
-        with anyio.fail_after(10):
+        with anyio.fail_after(30):
             result = await client.call_tool("grep_files", {"regex": "needle", "directory": str(root / "small")})
         assert text_of(result) == f"{root}/small/a.txt:1:needle\n[1 matches]"
         assert ripgrep_children(server) == []

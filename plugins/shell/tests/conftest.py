@@ -111,10 +111,10 @@ def new_marker():
 
 @pytest.fixture
 def gone():
-    """``await gone(marker)``: wait (at most 10 s) until no process carries ``marker``."""
+    """``await gone(marker)``: wait (at most 30 s) until no process carries ``marker``."""
 
     async def gone(marker: str) -> None:
-        with anyio.fail_after(10):
+        with anyio.fail_after(30):
             while processes_with(marker):
                 await anyio.sleep(0.05)
 

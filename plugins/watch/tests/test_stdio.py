@@ -29,7 +29,7 @@ async def test_a_wait_over_stdio_answers_a_write_by_another_process_and_a_cancel
             await anyio.sleep(0.5)
             changed = await elsewhere(f"write:{root}/new.txt:hello")
         assert text_of(out["result"]) == f"create {root}/new.txt"
-        assert out["answered"] - changed < 1.0
+        assert out["answered"] - changed < 15  # woken by the change, well before the 30 s wait ends
 
         scope = anyio.CancelScope()
 
@@ -37,11 +37,11 @@ async def test_a_wait_over_stdio_answers_a_write_by_another_process_and_a_cancel
             with scope:
                 await client.call_tool("watch_file", {"path": str(root), "waitSeconds": 300})
 
-        with anyio.fail_after(2.5):
+        with anyio.fail_after(60):  # far below the 300 s wait: the cancel ended it
             async with anyio.create_task_group() as tg:
                 tg.start_soon(abandoned)
                 await anyio.sleep(0.5)
                 scope.cancel()
-        with anyio.fail_after(2):
+        with anyio.fail_after(60):
             result = await client.call_tool("watch_file", {"path": str(root), "events": ["create"]})
         assert text_of(result) == "(no changes)"

