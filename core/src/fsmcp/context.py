@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import current
 from .errors import ErrorCode, ToolError
+from .protected import ProtectedNames
 
 if TYPE_CHECKING:
     from .change import Change
@@ -32,6 +33,9 @@ class ToolContext:
     would (validated arguments, the same errors), for tools that compose others.
     ``change`` is what this call changes (shared with the call that runs this one, if any);
     ``journal`` is the host's change journal (:class:`fsmcp.journal.Journal`), None when off.
+    ``protected(root)`` is what no tool may read or change under a root (a
+    :class:`fsmcp.protected.ProtectedNames`); ``is_protected(path)`` asks it for one path. A tool
+    that finds files itself (a search, an archive) leaves those out.
     """
 
     def __init__(
@@ -46,10 +50,14 @@ class ToolContext:
         budget: int | None = None,
         change: Change | None = None,
         journal: Any = None,
+        protected: Callable[[Any], ProtectedNames] | None = None,
+        is_protected: Callable[[Any], bool] | None = None,
     ):
         self.fs = fs
         self.change = change
         self.journal = journal
+        self._protected = protected
+        self._is_protected = is_protected
         self.settings = settings
         self.tool = tool
         self.tools = tools or {}
@@ -62,6 +70,14 @@ class ToolContext:
             self._loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:  # made outside the server (a direct call in a test): no client to tell
             self._loop = None
+
+    def protected(self, root: Any) -> ProtectedNames:
+        """The protected names under ``root`` (a :class:`fsmcp.Root`, or a root's real path)."""
+        return self._protected(root) if self._protected is not None else ProtectedNames(())
+
+    def is_protected(self, path: Any) -> bool:
+        """Whether ``path`` (a :class:`fsmcp.ResolvedPath`, or an absolute real path inside the roots) is protected."""
+        return self._is_protected(path) if self._is_protected is not None else False
 
     async def run_tool(self, name: str, arguments: dict[str, Any] | None, *, budget: int | None = None) -> ToolResult | ToolError:
         """Run another offered tool; returns its result or the ToolError it met (never raises it).

@@ -89,13 +89,17 @@ def fsmcp_resolve_path(
 
 
 @hookspec
-def fsmcp_check_path(path: ResolvedPath, access: Access, settings: Settings) -> str | Refusal | None:
+def fsmcp_check_path(path: ResolvedPath, access: Access, named: str, settings: Settings) -> str | Refusal | None:
     """Veto a path the policy admitted (for example: never touch ``**/.env``).
 
-    Called for every resolution after the policy answered, on every plugin that implements it.
+    Called for every resolution after the policy answered, on every plugin that implements it,
+    including each link met on the way, whose target is resolved again like a named path.
 
     :param path: The resolved path; ``path.path`` is its absolute real path.
     :param access: What the tool wants to do with it.
+    :param named: The path as the client named it, absolute, ``..`` folded, links not resolved
+        (``.env`` for a link named ``.env``, whose real path may be anything): a veto by name
+        checks both.
     :param settings: The server's settings.
     :return: None to allow, or a reason (a sentence the model can act on) to refuse; the tool
         then fails with ``ACCESS_DENIED`` and that reason. A :class:`fsmcp.Refusal` with ``ask``
@@ -105,6 +109,31 @@ def fsmcp_check_path(path: ResolvedPath, access: Access, settings: Settings) -> 
         one call (recorded in the audit log), any other answer leaves the refusal standing.
 
     All implementations are called; any reason refuses.
+    """
+
+
+@hookspec
+def fsmcp_protected_globs(root: str, settings: Settings) -> list[str]:
+    """Globs of files under this root that no tool may read or change, and no program the server starts may read.
+
+    The host combines every implementation's list for a root (in plugin order) into one
+    :class:`fsmcp.protected.ProtectedNames` and hands it out through ``ctx.protected(root)``,
+    cached per root: tools that find files themselves rather than by a path the client named
+    (``grep_files`` through ripgrep, ``compress_files``, ``extract_archive``) leave matching files
+    out, and the host keeps started programs from reading them. Refusing a path a client names
+    is :func:`fsmcp_check_path`'s job: an implementation of this hook usually vetoes there too,
+    with its own reason (the host's ``secrets`` plugin does both).
+
+    Globs are gitignore-style and match the path relative to ``root``: a glob without ``/``
+    matches a name at any depth, one with ``/`` is anchored to the root (``**/`` for any depth),
+    ``!glob`` re-includes, the last match decides, a matched directory protects all below it.
+    Names are compared after Unicode NFKC normalisation and case folding.
+
+    :param root: A root's real path.
+    :param settings: The server's settings.
+    :return: The globs (an empty list protects nothing).
+
+    All implementations are called; the lists are concatenated.
     """
 
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import inspect
 import logging
+import os
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -22,11 +24,12 @@ from .fs import FileSystem, os_error
 from .invalid import describe_invalid
 from .limits import check_length
 from .programs import Sandbox
+from .protected import ProtectedNames
 from .guard import Guard, Session, expect_version, in_session
 from .plugins import PluginError, PluginInfo, collect_tools, load_plugins, offered
 from .journal import NAME as JOURNAL
 from .results import Text, ToolResult
-from .roots import Access, ResolvedPath, RootSet
+from .roots import Access, ResolvedPath, Root, RootSet
 from .tools import Tool
 from .workers import WORKERS
 
@@ -59,6 +62,7 @@ class Host:
         self.tools, self.sandbox_notice = self.sandbox.gate(offered(self.registered, settings))
         self.journal = pm.get_plugin(JOURNAL)
         self.in_flight: set[ToolContext] = set()
+        self._protected: dict[str, ProtectedNames] = {}
         """Calls whose tool is still running, including abandoned workers of cancelled calls."""
         self._probe()
 
@@ -125,10 +129,35 @@ class Host:
         self.roots.check_usable(require_workspace=self.settings.require_workspace)
         resolved = self._ask_policy(raw, access, follow_links)
         check_length(resolved.path)
-        for reason in self.pm.hook.fsmcp_check_path(path=resolved, access=access, settings=self.settings):
+        named = self._named(raw, resolved)
+        for reason in self.pm.hook.fsmcp_check_path(path=resolved, access=access, named=named, settings=self.settings):
             if reason:
                 raise ToolError(ErrorCode.ACCESS_DENIED, f"{echoed(raw)} is refused: {reason}")
         return resolved
+
+    def _named(self, raw: str, resolved: ResolvedPath) -> str:
+        try:
+            return os.path.normpath(self.roots.absolute(raw))
+        except ToolError:  # a policy that rewrote a path the default one would refuse
+            return str(resolved.path)
+
+    def protected(self, root: Root | Path | str) -> ProtectedNames:
+        """What no tool may read or change under ``root`` (every ``fsmcp_protected_globs`` answer combined)."""
+        key = str(root.path if isinstance(root, Root) else root)
+        names = self._protected.get(key)
+        if names is None:
+            lists = self.pm.hook.fsmcp_protected_globs(root=key, settings=self.settings)
+            names = self._protected[key] = ProtectedNames([g for globs in reversed(lists) for g in globs or ()])
+        return names
+
+    def is_protected(self, path: ResolvedPath | Path | str) -> bool:
+        """Whether an absolute path inside the roots is protected."""
+        # Relative to the operator's root, as the globs were given: a client's MCP root may be narrower.
+        real = Path(str(path.path if isinstance(path, ResolvedPath) else path))
+        root = self.roots.operator_root(real)
+        if root is None:
+            return False
+        return real != root.path and self.protected(root).matches(str(real.relative_to(root.path)))
 
     def _ask_policy(self, raw: str, access: Access, follow_links: bool) -> ResolvedPath:
         resolved = self.pm.hook.fsmcp_resolve_path(
@@ -187,6 +216,7 @@ class Host:
         ctx = ToolContext(
             fs=self.fs, settings=self.settings, tool=tool, tools=self.tools, send_progress=send_progress, run_tool=self.run_named,
             budget=budget, change=change or Change(tool.name, self._announce), journal=self.journal,
+            protected=self.protected, is_protected=self.is_protected,
         )
         try:
             function = tool.resolve()

@@ -20,6 +20,8 @@ import pluggy
 from . import hookspecs
 from .config import Settings
 from .defaults import json_format, roots_policy, text_format
+from .defaults.secrets import NAME as SECRETS
+from .defaults.secrets import Secrets
 from .errors import ToolError
 from .hooks import PROJECT
 from .journal import NAME as JOURNAL
@@ -80,6 +82,11 @@ def load_plugins(
     for name, module in DEFAULT_PLUGINS:
         pm.register(module, name=name)
         infos.append(PluginInfo(name, status="default"))
+    if pm.is_blocked(SECRETS):
+        infos.append(PluginInfo(SECRETS, status="disabled"))
+    else:
+        pm.register(Secrets(settings), name=SECRETS)
+        infos.append(PluginInfo(SECRETS, status="default"))
     journal = Journal.for_settings(settings)
     if journal is not None and not pm.is_blocked(JOURNAL):
         pm.register(journal, name=JOURNAL)

@@ -143,6 +143,10 @@ class RootSet:
     def containing(self, real: Path) -> Root | None:
         return _containing(real, self.roots)
 
+    def operator_root(self, real: Path) -> Root | None:
+        """The operator's root holding ``real`` (whatever a client's MCP roots narrowed it to)."""
+        return _containing(real, self.operator)
+
     def writable(self, root: Root) -> bool:
         return not (self.read_only or root.read_only)
 

@@ -1,0 +1,130 @@
+"""Protected names: gitignore-style globs matched against paths relative to a root.
+
+The set every tool and every program the server starts must keep away from (``.env``, private
+keys, credentials), as the ``fsmcp_protected_globs`` implementations list it for one root.
+
+Rules, as in ``.gitignore``: a pattern without ``/`` matches a name at any depth; a pattern with
+``/`` is anchored to the root (``**/`` matches any number of directories; a leading ``/`` is
+dropped); ``!pattern`` re-includes what an earlier pattern matched, the last matching pattern
+deciding; a matched directory protects everything under it (and ``!`` cannot undo that for a
+child, as git cannot re-include a file of an ignored directory); a trailing ``/`` is ignored.
+
+Both sides are compared after Unicode NFKC normalisation and case folding, so ``.ENV``, a
+fullwidth ``．ｅｎｖ`` or a decomposed (NFD) spelling of a protected name matches it too.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+def fold(text: str) -> str:
+    """``text`` as the matcher compares it: NFKC, case-folded, NFKC again (folding can denormalise)."""
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
+
+
+@dataclass(frozen=True)
+class _Rule:
+    negated: bool
+    anchored: bool
+    regex: re.Pattern[str]
+    glob: str
+
+
+class ProtectedNames:
+    """A compiled set of protected globs; ``matches(relpath)`` for a path relative to its root."""
+
+    def __init__(self, globs: Sequence[str]):
+        self.globs: tuple[str, ...] = tuple(globs)
+        self._rules = [rule for g in self.globs if (rule := _compile(g)) is not None]
+
+    def __bool__(self) -> bool:
+        return any(not r.negated for r in self._rules)
+
+    def __repr__(self) -> str:
+        return f"ProtectedNames({list(self.globs)!r})"
+
+    def matches(self, relpath: str) -> bool:
+        """Whether ``relpath`` (``/``-separated, relative to the root) or a directory above it is protected."""
+        if not self._rules:
+            return False
+        parts = [p for p in fold(relpath).split("/") if p not in ("", ".")]
+        for depth in range(1, len(parts) + 1):
+            if self._decide("/".join(parts[:depth]), parts[depth - 1]):
+                return True
+        return False
+
+    def _decide(self, path: str, name: str) -> bool:
+        protected = False
+        for rule in self._rules:
+            if protected == (not rule.negated):
+                continue  # this rule cannot change the answer so far
+            if rule.regex.fullmatch(path if rule.anchored else name):
+                protected = not rule.negated
+        return protected
+
+    def rg_globs(self) -> list[str]:
+        """Arguments for ripgrep that leave the protected files out of a search (``--iglob !GLOB`` pairs).
+
+        An approximation: ripgrep folds case only, so results must still be checked with
+        :meth:`matches`; re-included names (``!.env.example``) stay excluded here, because a
+        positive ripgrep glob would narrow the search to those names alone.
+        """
+        args: list[str] = []
+        for rule in self._rules:
+            if rule.negated:
+                continue
+            glob = rule.glob if not rule.anchored or rule.glob.startswith("**/") else "/" + rule.glob
+            args += ["--iglob", "!" + glob]
+        return args
+
+
+def _compile(raw: str) -> _Rule | None:
+    negated = raw.startswith("!")
+    glob = fold(raw[1:] if negated else raw).strip().rstrip("/")
+    if not glob:
+        return None
+    anchored = "/" in glob
+    glob = glob.lstrip("/")
+    return _Rule(negated, anchored, re.compile(_translate(glob)), glob)
+
+
+def _translate(glob: str) -> str:
+    """A regular expression for one glob: ``*`` and ``?`` stop at ``/``, ``**`` does not, ``[...]`` a class."""
+    out: list[str] = []
+    i, n = 0, len(glob)
+    while i < n:
+        c = glob[i]
+        if c == "*":
+            if glob.startswith("**", i):
+                at_start = i == 0 or glob[i - 1] == "/"
+                i += 2
+                if at_start and i < n and glob[i] == "/":
+                    out.append("(?:.*/)?")  # **/ : no directory or any number of them
+                    i += 1
+                else:
+                    out.append(".*")
+                continue
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[":
+            end = glob.find("]", i + 2 if glob[i + 1 : i + 2] in ("!", "^", "]") else i + 1)
+            if end == -1:
+                out.append(re.escape(c))
+            else:
+                body = glob[i + 1 : end]
+                if body[:1] in ("!", "^"):
+                    body = "^" + body[1:]
+                out.append("[" + body.replace("\\", "\\\\") + "]")
+                i = end
+        elif c == "\\" and i + 1 < n:
+            i += 1
+            out.append(re.escape(glob[i]))
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out)
