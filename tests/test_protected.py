@@ -9,7 +9,7 @@ import unicodedata
 
 import pytest
 
-from fsmcp import hookimpl
+from fsmcp import Access, Refusal, hookimpl
 from fsmcp.defaults.secrets import DEFAULT_GLOBS
 from fsmcp.host import HostError
 from fsmcp.protected import ProtectedNames
@@ -124,3 +124,14 @@ def test_wrong_options_exit_2_and_fsmcp_plugins_shows_the_policy(root, tmp_path)
     config.write_text('disable = ["secrets"]\n')
     shown = subprocess.run([sys.executable, "-m", "fsmcp", "plugins", "--config", str(config), str(root)], capture_output=True, text=True, check=True).stdout
     assert any(line.startswith("secrets") and line.endswith("disabled") for line in shown.splitlines())
+
+
+def test_a_refused_read_may_be_put_to_the_user_a_refused_change_not(root):
+    (root / ".env").write_text("TOKEN=1\n")
+    host = host_for([root])
+    secrets = host.pm.get_plugin("secrets")
+    env = str(root.resolve() / ".env")
+    read = secrets.fsmcp_check_path(path=host.roots.confine(".env", Access.READ), access=Access.READ, named=env)
+    write = secrets.fsmcp_check_path(path=host.roots.confine(".env", Access.WRITE), access=Access.WRITE, named=env)
+    assert isinstance(read, Refusal) and read.ask == f"The agent wants to read {env}" and "secrets policy" in read
+    assert isinstance(write, Refusal) and write.ask is None and "[plugins.secrets]" in write
