@@ -5,27 +5,55 @@ A plugin imports what it needs from here and nowhere else::
     from fsmcp import hookimpl, Tool, ToolInput, ToolError, ErrorCode, READ_ONLY
 """
 
-from .audit import note as audit_note
-from .budget import fair_shares, number_runs, truncate
-from .change import Change
-from .config import options_error, plugin_options
-from .consent import Refusal
-from .context import ToolContext
-from .errors import ErrorCode, ToolError
-from .fs import Entry, FileSystem, kind_of
-from .programs import start_program
-from .snapshot import Snapshot
-from .globs import GlobFilter, compile_globs
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from .guard import ExpectedVersion, expect_version, version
-from .hooks import hookimpl, hookspec
-from .jsontext import dumps as json_text
-from .names import shown as shown_name
-from .results import Blob, Text, ToolResult
-from .roots import Access, ResolvedPath, Root, RootSet
-from .tools import CREATES, DESTRUCTIVE, OVERWRITES, READ_ONLY, Annotations, Tool, ToolInput
 
 __version__ = "0.1.0"  # the distribution's version too (pyproject.toml reads it from here)
+
+_EXPORTS = {
+    "audit_note": ("audit", "note"),
+    "fair_shares": ("budget", "fair_shares"),
+    "number_runs": ("budget", "number_runs"),
+    "truncate": ("budget", "truncate"),
+    "Change": ("change", "Change"),
+    "options_error": ("config", "options_error"),
+    "plugin_options": ("config", "plugin_options"),
+    "Refusal": ("consent", "Refusal"),
+    "ToolContext": ("context", "ToolContext"),
+    "ErrorCode": ("errors", "ErrorCode"),
+    "ToolError": ("errors", "ToolError"),
+    "Entry": ("fs", "Entry"),
+    "FileSystem": ("fs", "FileSystem"),
+    "kind_of": ("fs", "kind_of"),
+    "start_program": ("programs", "start_program"),
+    "Snapshot": ("snapshot", "Snapshot"),
+    "GlobFilter": ("globs", "GlobFilter"),
+    "compile_globs": ("globs", "compile_globs"),
+    "ExpectedVersion": ("guard", "ExpectedVersion"),
+    "expect_version": ("guard", "expect_version"),
+    "version": ("guard", "version"),
+    "hookimpl": ("hooks", "hookimpl"),
+    "hookspec": ("hooks", "hookspec"),
+    "json_text": ("jsontext", "dumps"),
+    "shown_name": ("names", "shown"),
+    "Blob": ("results", "Blob"),
+    "Text": ("results", "Text"),
+    "ToolResult": ("results", "ToolResult"),
+    "Access": ("roots", "Access"),
+    "ResolvedPath": ("roots", "ResolvedPath"),
+    "Root": ("roots", "Root"),
+    "RootSet": ("roots", "RootSet"),
+    "CREATES": ("tools", "CREATES"),
+    "DESTRUCTIVE": ("tools", "DESTRUCTIVE"),
+    "OVERWRITES": ("tools", "OVERWRITES"),
+    "READ_ONLY": ("tools", "READ_ONLY"),
+    "Annotations": ("tools", "Annotations"),
+    "Tool": ("tools", "Tool"),
+    "ToolInput": ("tools", "ToolInput"),
+}
+"""Each public name and the module it lives in, imported at its first use: a start that needs
+none of them (the tool list from the cache) loads none of their modules."""
 
 __all__ = [
     "CREATES",
@@ -69,3 +97,34 @@ __all__ = [
     "version",
     "__version__",
 ]
+
+
+if TYPE_CHECKING:
+    from .audit import note as audit_note
+    from .budget import fair_shares, number_runs, truncate
+    from .change import Change
+    from .config import options_error, plugin_options
+    from .consent import Refusal
+    from .context import ToolContext
+    from .errors import ErrorCode, ToolError
+    from .fs import Entry, FileSystem, kind_of
+    from .programs import start_program
+    from .snapshot import Snapshot
+    from .globs import GlobFilter, compile_globs
+    from .guard import ExpectedVersion, expect_version, version
+    from .hooks import hookimpl, hookspec
+    from .jsontext import dumps as json_text
+    from .names import shown as shown_name
+    from .results import Blob, Text, ToolResult
+    from .roots import Access, ResolvedPath, Root, RootSet
+    from .tools import CREATES, DESTRUCTIVE, OVERWRITES, READ_ONLY, Annotations, Tool, ToolInput
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module, attribute = _EXPORTS[name]
+    except KeyError:
+        raise AttributeError(f"module 'fsmcp' has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(f".{module}", __name__), attribute)
+    globals()[name] = value
+    return value

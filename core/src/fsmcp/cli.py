@@ -96,11 +96,18 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "new-plugin":
         return _new_plugin(args.name, args.dir)
 
+    try:
+        settings = settings_from_args(args)
+    except ConfigError as exc:
+        return _error(exc)
+    if args.command == "serve" and settings.transport == "stdio":
+        return _serve_stdio(settings)
+
     from .host import Host, HostError
 
     try:
-        host = Host.start(settings_from_args(args))
-    except (ConfigError, HostError) as exc:
+        host = Host.start(settings)
+    except HostError as exc:
         return _error(exc)
 
     if args.command == "tools":
@@ -152,17 +159,56 @@ def _new_plugin(name: str, parent: Path) -> int:
 
 
 def _serve(host: Host) -> int:
-    if host.settings.require_workspace and "set_workspace" not in host.tools:
-        # Without the tool that lifts it, the requirement would refuse every call forever.
-        return _error("--require-workspace needs the set_workspace tool (plugin fsmcp-workspace), which is not offered")
-    roots = ", ".join(r.describe() for r in host.roots.operator)
-    if host.settings.transport == "http":
-        return _serve_http(host, roots)
+    """HTTP (stdio starts in :func:`_serve_stdio`)."""
+    if problem := _unservable(host):
+        return _error(problem)
+    return _serve_http(host, _described(host))
 
+
+def _serve_stdio(settings: Settings) -> int:
+    """Serve stdio; a configuration that started cleanly before answers from the cache (catalog.py)."""
+    from . import catalog
+    from .roots import RootSet
+
+    try:
+        roots, warnings = RootSet.from_specs(settings.roots, read_only=settings.read_only)
+    except ValueError as exc:
+        return _error(exc)
+    for warning in warnings:
+        logging.getLogger("fsmcp").warning(warning)
+    where = catalog.location(settings, roots)
+    entry = catalog.load(where)
+    if entry is None:
+        from .host import Host, HostError
+
+        try:
+            host = Host.start(settings, roots=roots)
+        except HostError as exc:
+            return _error(exc)
+        if problem := _unservable(host):
+            return _error(problem)
+        line = f"serving {len(host.tools)} tools over stdio on {_described(host)}{_programs(host)}"
+        if host.clean():
+            catalog.store(where, {"tools": host.listing(), "instructions": host.instructions(), "line": line})
+    else:
+        from .deferred import DeferredHost
+
+        host, line = DeferredHost(settings, roots, entry, where), entry["line"]
     from .stdio import serve_stdio
 
-    console.say(f"serving {len(host.tools)} tools over stdio on {roots}{_programs(host)}")
+    console.say(line)
     return _run(serve_stdio, host)
+
+
+def _described(host: Host) -> str:
+    return ", ".join(r.describe() for r in host.roots.operator)
+
+
+def _unservable(host: Host) -> str | None:
+    if host.settings.require_workspace and "set_workspace" not in host.tools:
+        # Without the tool that lifts it, the requirement would refuse every call forever.
+        return "--require-workspace needs the set_workspace tool (plugin fsmcp-workspace), which is not offered"
+    return None
 
 
 def _programs(host: Host) -> str:

@@ -7,20 +7,12 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
-from pydantic import BaseModel, ValidationError
-
 from .roots import RootSet
 
 log = logging.getLogger("fsmcp")
 
 ROOTS_TIMEOUT = 10.0
 """Seconds a handshake-era client has to answer ``roots/list`` before the call is refused."""
-
-
-class _RootsAnswer(BaseModel):
-    # Lenient on purpose: the SDK's ListRootsResult rejects the whole answer for one root that
-    # is not file://, and a malformed root must be refused alone.
-    roots: list[Any]
 
 
 class ClientRoots:
@@ -38,9 +30,10 @@ class ClientRoots:
         self._lock = anyio.Lock()
 
     def apply(self, answer: Any) -> None:
-        try:
-            listed = _RootsAnswer.model_validate(answer).roots
-        except ValidationError:
+        # Lenient on purpose: the SDK's ListRootsResult rejects the whole answer for one root that
+        # is not file://, and a malformed root must be refused alone.
+        listed = answer.get("roots") if isinstance(answer, dict) else None
+        if not isinstance(listed, (list, tuple)):
             self.fail("its answer to roots/list is not a list of roots")
             return
         uris = [item.get("uri") if isinstance(item, dict) else item for item in listed]

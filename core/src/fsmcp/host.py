@@ -64,6 +64,7 @@ class Host:
         self.in_flight: set[ToolContext] = set()
         self._protected: dict[str, ProtectedNames] = {}
         """Calls whose tool is still running, including abandoned workers of cancelled calls."""
+        self._listing: list[dict[str, Any]] | None = None
         self._probe()
 
     @classmethod
@@ -73,13 +74,16 @@ class Host:
         *,
         extra_plugins: Iterable[tuple[str, object]] = (),
         entry_points: bool = True,
+        roots: RootSet | None = None,
     ) -> Host:
-        try:
-            roots, warnings = RootSet.from_specs(settings.roots, read_only=settings.read_only)
-        except ValueError as exc:
-            raise HostError(str(exc)) from None
-        for warning in warnings:
-            log.warning(warning)
+        """Plugins loaded and checked; ``roots``, when given, were made (and warned about) already."""
+        if roots is None:
+            try:
+                roots, warnings = RootSet.from_specs(settings.roots, read_only=settings.read_only)
+            except ValueError as exc:
+                raise HostError(str(exc)) from None
+            for warning in warnings:
+                log.warning(warning)
         pm, plugins = load_plugins(settings, extra=extra_plugins, entry_points=entry_points)
         host = cls(settings, pm, plugins, roots)
         host._check_names()
@@ -111,6 +115,16 @@ class Host:
                     f"plugins: {', '.join(sorted(p.name for p in self.plugins if p.status != 'default')) or '(none)'} "
                     "(fsmcp plugins lists them with their tools)"
                 )
+
+    def listing(self) -> list[dict[str, Any]]:
+        """The tools as ``tools/list`` sends them (computed once: the list never changes)."""
+        if self._listing is None:
+            self._listing = [tool.wire() for tool in self.tools.values()]
+        return self._listing
+
+    def clean(self) -> bool:
+        """Whether the start met nothing worth a warning: only such a start is kept for the next."""
+        return bool(self.tools) and not self.sandbox_notice and all(info.status != "failed" for info in self.plugins)
 
     def instructions(self) -> str:
         """What the server tells a client when it connects."""

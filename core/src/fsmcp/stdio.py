@@ -18,14 +18,17 @@ import logging
 import os
 import sys
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import __version__, shapes
 from .client_roots import ClientRoots
-from .guard import Session
-from .host import Host
 from .wire import PipeWire, Wire
 from .workers import WORKERS
+
+if TYPE_CHECKING:
+    from .deferred import DeferredHost
+    from .guard import Session
+    from .host import Host
 
 log = logging.getLogger("fsmcp")
 
@@ -70,14 +73,15 @@ class Refusal(Exception):
 class Connection:
     """One client: its era, its roots, the calls it may cancel."""
 
-    def __init__(self, host: Host, wire: Wire, *, modern: bool = False):
+    def __init__(self, host: Host | DeferredHost, wire: Wire, *, modern: bool = False):
         self.host = host
         self.wire = wire
         self.modern = modern
-        self.tools = [tool.wire() for tool in host.tools.values()]  # built once: the list never changes
+        self.tools = host.listing()
         self.server_info = {"name": "fsmcp", "version": __version__}
         self.roots = ClientRoots(host.roots)
-        self.session = Session()
+        self.session: Session | None = None
+        """Made at the first call: what it needs is loaded then, not at start-up."""
         self.offers_roots = False
         self.initialized = False
         self.version: str | None = None
@@ -266,6 +270,10 @@ class Connection:
                     return
             elif self.offers_roots and not self.roots.known:
                 await self.roots.ask(self.list_roots)
+            if self.session is None:
+                from .guard import Session
+
+                self.session = Session()
             with self.host.roots.viewing(self.roots.view):
                 result = await self.host.call(name, arguments, send_progress=send_progress, session=self.session)
         except Exception:
@@ -374,7 +382,7 @@ def opens_modern(message: dict[str, Any]) -> bool:
     return message.get("method") != "initialize" and _enveloped(message.get("params"))
 
 
-async def serve_stdio(host: Host) -> None:
+async def serve_stdio(host: Host | DeferredHost) -> None:
     """Serve one client over stdin and stdout until it closes its end; then end the process promptly."""
     abandoned = await serve_wire(host, await PipeWire.claim())
     loop = asyncio.get_running_loop()
@@ -390,7 +398,7 @@ async def serve_stdio(host: Host) -> None:
         os._exit(0)
 
 
-async def serve_wire(host: Host, wire: Wire) -> list[asyncio.Task[None]]:
+async def serve_wire(host: Host | DeferredHost, wire: Wire) -> list[asyncio.Task[None]]:
     """Serve one client over ``wire``, in the era its first request opens; the calls left running, cancelled."""
     incoming = messages(wire)
     lead: list[dict[str, Any] | list[Any]] = []
