@@ -26,6 +26,10 @@ def fold(text: str) -> str:
     return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
 
 
+DECIDED = 65536
+"""Answers remembered per set of globs, at most: about 10 MB of the longest paths."""
+
+
 @dataclass(frozen=True)
 class _Rule:
     negated: bool
@@ -40,6 +44,8 @@ class ProtectedNames:
     def __init__(self, globs: Sequence[str]):
         self.globs: tuple[str, ...] = tuple(globs)
         self._rules = [rule for g in self.globs if (rule := _compile(g)) is not None]
+        self._decided: dict[str, bool] = {}
+        """Each folded path's own answer: every call checks the same few directories again."""
 
     def __bool__(self) -> bool:
         return any(not r.negated for r in self._rules)
@@ -53,7 +59,13 @@ class ProtectedNames:
             return False
         parts = [p for p in fold(relpath).split("/") if p not in ("", ".")]
         for depth in range(1, len(parts) + 1):
-            if self._decide("/".join(parts[:depth]), parts[depth - 1]):
+            path = "/".join(parts[:depth])
+            decided = self._decided.get(path)
+            if decided is None:
+                if len(self._decided) >= DECIDED:
+                    self._decided.clear()
+                decided = self._decided[path] = self._decide(path, parts[depth - 1])
+            if decided:
                 return True
         return False
 
