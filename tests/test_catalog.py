@@ -8,8 +8,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from fsmcp import catalog
 from fsmcp.config import Settings
 from fsmcp.roots import RootSet
@@ -38,14 +36,6 @@ def kept(cache: Path) -> list[Path]:
     return sorted((cache / "fsmcp" / "tools").glob("*.json"))
 
 
-@pytest.fixture
-def root(tmp_path: Path) -> Path:
-    root = tmp_path / "work"
-    root.mkdir()
-    (root / "notes.txt").write_text("first line\n")
-    return root
-
-
 def test_a_second_start_answers_from_the_cache_without_loading_a_plugin(root, tmp_path):
     cache = tmp_path / "cache"
     first, _ = start(root, cache)
@@ -61,8 +51,8 @@ def test_a_second_start_answers_from_the_cache_without_loading_a_plugin(root, tm
 def test_a_call_after_a_start_from_the_cache_runs_the_real_tool(root, tmp_path):
     cache = tmp_path / "cache"
     start(root, cache)
-    answers, _ = start(root, cache, calls=[{"name": "read_file", "arguments": {"path": str(root / "notes.txt")}}])
-    assert "first line" in answers[2]["result"]["content"][0]["text"]
+    answers, _ = start(root, cache, calls=[{"name": "read_file", "arguments": {"path": str(root / "a.txt")}}])
+    assert "alpha" in answers[2]["result"]["content"][0]["text"]
     assert not answers[2]["result"].get("isError")
 
 
@@ -94,8 +84,8 @@ def test_a_kept_list_that_proves_wrong_at_the_first_call_is_dropped(root, tmp_pa
     entry = json.loads(file.read_text())
     entry["tools"] = entry["tools"][:1]
     file.write_text(json.dumps(entry))
-    answers, stderr = start(root, cache, calls=[{"name": "read_file", "arguments": {"path": str(root / "notes.txt")}}])
-    assert "first line" in answers[2]["result"]["content"][0]["text"]
+    answers, stderr = start(root, cache, calls=[{"name": "read_file", "arguments": {"path": str(root / "a.txt")}}])
+    assert "alpha" in answers[2]["result"]["content"][0]["text"]
     assert "tools/list changed" in stderr
     again, _ = start(root, cache)
     assert again[1]["result"] == truth[1]["result"]
