@@ -95,6 +95,7 @@ class Tool:
 
     def input_schema(self) -> dict[str, Any]:
         schema = self.input_model.model_json_schema(by_alias=True)
+        _inline_defs(schema)
         _compact(schema)
         schema.setdefault("properties", {})
         return schema
@@ -116,6 +117,7 @@ class Tool:
         listing["inputSchema"] = self.input_schema()
         if self.output_model is not None:
             listing["outputSchema"] = output = self.output_model.model_json_schema(by_alias=True)
+            _inline_defs(output)
             _compact(output, optional_is_absent=False)  # a result may well hold a null
         # The title is the tool's own field; a copy among the annotations would be sent twice.
         listing["annotations"] = {
@@ -133,15 +135,26 @@ def _compact(schema: Any, optional_is_absent: bool = True) -> None:
     pydantic titles every property with its own name, and writes an optional field as
     ``anyOf: [T, null]`` with ``default: null``: an optional field is one left out of
     ``required``, so in arguments it becomes plain ``T`` (a client that sends null is still
-    accepted); in a result, where null is a value, it stays.
+    accepted); in a result, where null is a value, it stays, as ``type: [T, "null"]`` when ``T``
+    is a plain type, and without the default, which says nothing about a result.
+    ``additionalProperties: true`` is what an object allows anyway.
     """
     if isinstance(schema, dict):
         schema.pop("title", None)
+        if schema.get("additionalProperties") is True:
+            del schema["additionalProperties"]
         either = schema.get("anyOf")
-        if optional_is_absent and isinstance(either, list) and {"type": "null"} in either and len(either) == 2:
-            del schema["anyOf"]
-            schema.update(next(s for s in either if s != {"type": "null"}))
-            schema.pop("default", None)
+        if isinstance(either, list) and {"type": "null"} in either and len(either) == 2:
+            other = next(s for s in either if s != {"type": "null"})
+            if optional_is_absent:
+                del schema["anyOf"]
+                schema.update(other)
+                schema.pop("default", None)
+            elif set(other) == {"type"} and isinstance(other["type"], str):
+                del schema["anyOf"]
+                schema["type"] = [other["type"], "null"]
+                if schema.get("default", 0) is None:
+                    del schema["default"]
         for key, value in schema.items():
             if key in ("properties", "$defs") and isinstance(value, dict):
                 for sub in value.values():
@@ -151,3 +164,49 @@ def _compact(schema: Any, optional_is_absent: bool = True) -> None:
     elif isinstance(schema, list):
         for value in schema:
             _compact(value, optional_is_absent)
+
+
+def _inline_defs(schema: dict[str, Any]) -> None:
+    """Each definition used once written where it is used: a ``$ref`` and its ``$defs`` entry
+    cost the model more than the definition itself. A definition used twice or more is shared."""
+    defs = schema.get("$defs")
+    if not defs:
+        return
+    uses: dict[str, int] = {}
+
+    def count(node: Any) -> None:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/"):
+                uses[ref[8:]] = uses.get(ref[8:], 0) + 1
+            for value in node.values():
+                count(value)
+        elif isinstance(node, list):
+            for value in node:
+                count(value)
+
+    count(schema)
+    once = {name for name, n in uses.items() if n == 1 and not _refers_to(defs[name], name)}
+
+    def inline(node: Any) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref[8:] in once:
+                return inline({**defs[ref[8:]], **{k: v for k, v in node.items() if k != "$ref"}})
+            return {key: inline(value) for key, value in node.items()}
+        if isinstance(node, list):
+            return [inline(value) for value in node]
+        return node
+
+    kept = {name: inline(d) for name, d in defs.items() if name not in once and name in uses}
+    body = inline({k: v for k, v in schema.items() if k != "$defs"})
+    schema.clear()
+    if kept:
+        schema["$defs"] = kept
+    schema.update(body)
+
+
+def _refers_to(node: Any, name: str) -> bool:
+    if isinstance(node, dict):
+        return node.get("$ref") == f"#/$defs/{name}" or any(_refers_to(v, name) for v in node.values())
+    return isinstance(node, list) and any(_refers_to(v, name) for v in node)
