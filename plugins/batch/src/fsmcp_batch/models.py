@@ -45,20 +45,19 @@ class Operation(ToolInput):
 
     tool: str | SkipJsonSchema[None] = Field(
         None,
-        description="The tool to run, by name: any tool this server offers except batch_operations itself.",
+        description="Any tool of this server but batch_operations.",
         json_schema_extra=_drop_default,
     )
     type: Literal["read", "write", "copy", "move", "delete", "append"] | SkipJsonSchema[None] = Field(
         None,
-        description="Instead of tool: read, write, copy, move, delete or append, for read_file, write_file, copy_file, "
-        "move_file, delete_file or append_file.",
+        description="Instead of tool: the <type>_file tool.",
         json_schema_extra=_drop_default,
     )
     arguments: dict[str, Any] = Field(
-        default_factory=dict, description="The tool's arguments, exactly as the tool itself takes them."
+        default_factory=dict, description="The tool's own arguments."
     )
     continue_on_error: bool = Field(
-        False, description="When this operation fails, go on with the next one instead of stopping the batch."
+        False, description="If this one fails, go on."
     )
 
     @field_validator("type", mode="before")
@@ -94,17 +93,15 @@ class BatchInput(ToolInput):
     operations: list[Operation] = Field(
         min_length=1,
         max_length=MAX_OPERATIONS,
-        description=f"The operations to run, in order (1 to {MAX_OPERATIONS}). "
-        'Each is {"tool": "<name>", "arguments": {...}} (or {"type": "write", "params": {...}}), '
-        "optionally with continueOnError.",
+        description='In order: {"tool": name, "arguments": {...}}.',
     )
     transactional: bool = Field(
         False,
-        description="Undo every change the batch made when an operation fails: each file and directory an operation "
-        "may change is saved first and put back, byte for byte, on failure.",
+        description="On a failure, put back byte for byte all the batch changed. Refuses tools that change "
+        "files they do not name (run_command).",
     )
     parallel: bool = Field(
-        False, description="Run consecutive read-only operations concurrently (results stay in order)."
+        False, description="Run consecutive read-only operations concurrently; results stay in order."
     )
 
     @model_validator(mode="before")

@@ -12,15 +12,10 @@ if TYPE_CHECKING:
     from fsmcp import ToolContext
     from fsmcp.config import Settings
 
-DESCRIPTION = f"""Run up to {MAX_OPERATIONS} tool calls in one: operations [{{"tool": "write_file", "arguments": {{...}}}}, ...] \
-in order (or seed-style {{"type": "read|write|copy|move|delete|append", "params": {{...}}}}). \
-Every operation is checked first; a bad one means nothing runs. \
-The batch stops at the first failure unless that operation has continueOnError: true; later ones are reported as skipped. \
-transactional: true saves everything each operation may change and, when one fails, puts it all back byte for byte \
-(tools that change files they do not name, such as run_command, are refused in a transactional batch). \
-parallel: true runs consecutive read-only operations concurrently. \
-Returns "[N] tool OK" and the tool's output, or "[N] tool ERROR CODE: message", per operation, then a summary; \
-a transactional batch that stopped is an error led by the failed operation's code and the summary."""
+DESCRIPTION = """Several tool calls in one request, in order: fewer round trips, and with transactional \
+all or nothing. Every operation is checked before any runs. The first failure stops the batch (later operations: skipped). \
+Output per operation: "[N] tool OK" and its output, or "[N] tool ERROR CODE: message"; then a summary \
+(a transactional batch that stopped is an error, led by the failure's code)."""
 
 
 async def batch_operations(args: BatchInput, ctx: ToolContext) -> ToolResult:
@@ -36,7 +31,7 @@ async def batch_operations(args: BatchInput, ctx: ToolContext) -> ToolResult:
     return result
 
 
-READ_ONLY_NOTE = " The server is read-only: operations may use only the tools it offers, all of which read."
+READ_ONLY_NOTE = " The server is read-only: every tool it offers only reads."
 
 
 def tools_for(settings: Settings) -> list[Tool]:

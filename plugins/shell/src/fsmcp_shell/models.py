@@ -13,12 +13,9 @@ from .report import MAX_OUTPUT_BYTES
 MAX_ARGS = 256
 MAX_ARG_CHARS = 8192
 
-_CWD = "Directory the command runs in: absolute, or relative to the workspace; inside the allowed roots. Default: the workspace."
-_TIMEOUT = (
-    "Seconds before the command is stopped (its process group gets SIGTERM, then SIGKILL after a grace period); "
-    "at most the server's limit, which the tool description states. Default 30."
-)
-_MAX_OUTPUT = f"Bytes of standard output, and separately of standard error, to keep (at most {MAX_OUTPUT_BYTES}); the rest is counted and reported as truncated."
+_CWD = "Directory to run in; default: the workspace."
+_TIMEOUT = "Seconds, then its process group gets SIGTERM, SIGKILL after a grace period."
+_MAX_OUTPUT = "Bytes of stdout, and of stderr, to keep; the rest is counted, reported as cut."
 
 
 class _Limits(ToolInput):
@@ -45,13 +42,12 @@ class _Limits(ToolInput):
 class RunCommandInput(_Limits):
     command: str = Field(
         min_length=1,
-        description="One program name from the allowlist, bare (no path, no arguments): grep, not /usr/bin/grep or 'grep -n x'.",
+        description="An allowed program's bare name: grep, not /usr/bin/grep or 'grep -n x'.",
     )
     args: list[str] = Field(
         default_factory=list,
         max_length=MAX_ARGS,
-        description="The arguments, one string each, passed to the program as they are: no shell, so quotes, globs (*), "
-        "~, $VAR, ;, |, > and $(...) mean nothing special. Example: [\"-n\", \"TODO\", \"src/app.py\"].",
+        description="One string each, passed as they are: quotes, globs (*), ~, $VAR, ;, |, > and $(...) mean nothing.",
     )
     working_directory: str | None = Field(None, description=_CWD)
     timeout: float = Field(30, gt=0, description=_TIMEOUT)
@@ -75,7 +71,7 @@ class RunCommandInput(_Limits):
 
 
 class RunShellInput(_Limits):
-    command: str = Field(min_length=1, description="A command line for /bin/sh -c: pipes, redirections, globs and variables work.")
+    command: str = Field(min_length=1, description="Pipes, redirections, globs and variables work.")
     working_directory: str | None = Field(None, description=_CWD)
     timeout: float = Field(30, gt=0, description=_TIMEOUT)
     max_output_bytes: int = Field(65536, ge=1, le=MAX_OUTPUT_BYTES, description=_MAX_OUTPUT)

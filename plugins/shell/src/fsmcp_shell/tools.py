@@ -12,10 +12,7 @@ from .options import ShellOptions
 if TYPE_CHECKING:
     from fsmcp.config import Settings
 
-_OUTPUT = (
-    "Output: 'exit_code: N', then 'stdout:' and 'stderr:' sections (a notice when a stream was cut); "
-    "a non-zero exit code is the command's own result, not an error."
-)
+_OUTPUT = "Output: 'exit_code: N', 'stdout:', 'stderr:'; a non-zero exit code is a result, not an error."
 
 
 def tools_for(settings: Settings) -> list[Tool]:
@@ -25,12 +22,11 @@ def tools_for(settings: Settings) -> list[Tool]:
         Tool(
             name="run_command",
             title="Run an allowed command",
-            description=f"Run one allowed program directly, without a shell, e.g. {{\"command\": \"grep\", \"args\": [\"-rn\", \"TODO\", \"src\"]}}. "
+            description=f"Run one allowed program directly, no shell: {{\"command\": \"grep\", \"args\": [\"-rn\", \"TODO\", \"src\"]}}. "
             f"Allowed: {', '.join(sorted(options.allow))}. "
-            "Arguments reach the program exactly as given: no globbing (*), no ~, and ; | > $(...) are ordinary characters. "
-            "Before anything runs, every argument that can name a file is checked against the allowed directories (ACCESS_DENIED), "
-            "and options that write files, run other programs or follow links out are refused (COMMAND_NOT_ALLOWED, naming the argument and why). "
-            f"timeout in seconds (default 30, at most {options.max_timeout:g}); maxOutputBytes per stream (default 65536). " + _OUTPUT,
+            "First, arguments that can name a file must lie in the allowed directories (else ACCESS_DENIED); options that write "
+            "files, run programs or follow links out are refused (COMMAND_NOT_ALLOWED). "
+            f"timeout at most {options.max_timeout:g}. " + _OUTPUT,
             input_model=RunCommandInput,
             function="fsmcp_shell.run:run_command",
             annotations=READ_ONLY if only_reads else DESTRUCTIVE,
@@ -42,9 +38,8 @@ def tools_for(settings: Settings) -> list[Tool]:
             Tool(
                 name="run_shell",
                 title="Run a shell command line",
-                description="Run a command line with /bin/sh -c in a working directory inside the allowed roots: pipes, redirections, "
-                "globs and variables work. Unlike run_command, nothing checks what it reads, writes or runs. "
-                f"timeout in seconds (default 30, at most {options.max_timeout:g}); maxOutputBytes per stream (default 65536). " + _OUTPUT,
+                description="Run a command line with /bin/sh -c, in a directory inside the allowed roots. Unlike run_command, "
+                f"nothing checks what it reads, writes or runs. timeout at most {options.max_timeout:g}. " + _OUTPUT,
                 input_model=RunShellInput,
                 function="fsmcp_shell.run:run_shell",
                 annotations=DESTRUCTIVE,
