@@ -23,24 +23,26 @@ def _line_range(value: Any) -> tuple[int, int | None]:
     return first, int(match[3]) if match[3] else None
 
 
+_EXCLUDE = "Globs to leave out: without '/' a name at any depth (node_modules), with '/' a relative path (build/**)."
+
+
 class ReadFileInput(ToolInput):
     aliases: ClassVar[dict[str, str]] = {"file": "path"}
 
-    path: str = Field(description="File to read: absolute, or relative to the workspace.")
+    path: str = Field(description="The file.")
     encoding: Literal["auto", "utf-8", "base64", "hex"] = Field(
         "auto",
-        description="auto: text for text files, image/binary content with a mimeType for binary ones. "
-        "utf-8: always text (invalid bytes become U+FFFD). base64 / hex: the exact bytes as text.",
+        description="auto: text, or image/blob for binary; utf-8: always text (bad bytes: U+FFFD); base64/hex: the exact bytes.",
     )
-    start_line: int | None = Field(None, ge=1, description="First line to return (1-based).")
-    end_line: int | None = Field(None, ge=1, description="Last line to return (1-based, inclusive).")
-    head: int | None = Field(None, ge=1, description="Return only the first N lines.")
-    tail: int | None = Field(None, ge=1, description="Return only the last N lines.")
-    offset: int | None = Field(None, ge=0, description="Byte offset to start at (not combinable with line options).")
-    length: int | None = Field(None, ge=1, description="Number of bytes to return from offset.")
-    line_numbers: bool = Field(False, description="Prefix each line with its line number: 'N | text'.")
+    start_line: int | None = Field(None, ge=1, description="First line, 1-based.")
+    end_line: int | None = Field(None, ge=1, description="Last line, inclusive.")
+    head: int | None = Field(None, ge=1, description="The first N lines.")
+    tail: int | None = Field(None, ge=1, description="The last N lines.")
+    offset: int | None = Field(None, ge=0, description="Byte to start at; not with line options.")
+    length: int | None = Field(None, ge=1, description="Bytes from offset.")
+    line_numbers: bool = Field(False, description="Prefix each line 'N | '.")
     max_bytes: int | None = Field(
-        None, ge=1, description="Refuse (FILE_TOO_LARGE) to read a whole file larger than this; ranges are not limited by it."
+        None, ge=1, description="FILE_TOO_LARGE for a whole file over this; ranges are not limited."
     )
 
     @model_validator(mode="before")
@@ -73,38 +75,37 @@ class ReadFileInput(ToolInput):
 
 
 class ReadMultipleInput(ToolInput):
-    paths: list[str] = Field(min_length=1, max_length=50, description="Files to read (1 to 50); each is read like read_file with defaults.")
+    paths: list[str] = Field(min_length=1, max_length=50, description="Each read as read_file reads it by default.")
 
 
 class ListDirectoryInput(ToolInput):
     aliases: ClassVar[dict[str, str]] = {"dir": "path", "excludePatterns": "excludeGlobs", "maxEntries": "maxResults"}
 
-    path: str = Field(".", description="Directory to list: absolute, or relative to the workspace.")
-    recursive: bool = Field(False, description="List everything below, as paths relative to the directory.")
-    max_results: int = Field(1000, ge=1, description="Most entries to show; a notice says how many more there are.")
-    sizes: bool = Field(False, description="Show each file's size in bytes.")
+    path: str = Field(".", description="The directory.")
+    recursive: bool = Field(False, description="Everything below, as relative paths.")
+    max_results: int = Field(1000, ge=1, description="Most entries; a notice counts the rest.")
+    sizes: bool = Field(False, description="File sizes in bytes.")
     exclude_globs: list[str] = Field(
         default_factory=list,
-        description="Globs to leave out: without '/' they match a name at any depth ('node_modules', '*.log'), "
-        "with '/' the relative path ('build/**'). An excluded directory is not entered.",
+        description=_EXCLUDE,
     )
 
 
 class DirectoryTreeInput(ToolInput):
     aliases: ClassVar[dict[str, str]] = {"excludePatterns": "excludeGlobs"}
 
-    path: str = Field(".", description="Directory at the root of the tree.")
+    path: str = Field(".", description="The tree's root.")
     depth: int | None = Field(
-        None, ge=0, description="How deep to go, like find -maxdepth: omitted = unlimited, 0 = the root only, 1 = its children."
+        None, ge=0, description="Like find -maxdepth: 0 the root only; omitted: all."
     )
     exclude_globs: list[str] = Field(
         default_factory=list,
-        description="Globs to leave out: without '/' they match a name at any depth, with '/' the relative path.",
+        description=_EXCLUDE,
     )
 
 
 class PathInput(ToolInput):
-    path: str = Field(description="File, directory or link: absolute, or relative to the workspace.")
+    path: str = Field(description="File, directory or link.")
 
 
 class NoInput(ToolInput):

@@ -16,10 +16,8 @@ from .models import (
 TOOLS = [
     Tool(
         "read_file",
-        "Read a file. Text comes back as it is (line endings and all); images and other binary files come back "
-        "as image/blob content with a mimeType. Choose a part with startLine/endLine, head or tail (lines) or "
-        "offset/length (bytes); lineNumbers prefixes 'N | '. Large files are cut at the output budget with a "
-        "note saying exactly where to continue.",
+        "Read a file, whole or a range of lines or bytes. Text comes as it is; images and other binary files as "
+        "image/blob content with a mimeType. Output over the budget is cut, with a note saying where to go on.",
         ReadFileInput,
         "fsmcp_read.read_file:read_file",
         READ_ONLY,
@@ -27,9 +25,8 @@ TOOLS = [
     ),
     Tool(
         "read_multiple_files",
-        "Read up to 50 files at once: one '<path>:\\n<content>' item per file, a failure shown inline as "
-        "'[error: CODE message]' without failing the call. The output budget is shared fairly; a cut file "
-        "says where read_file can continue.",
+        "Read several files in one call: a '<path>:\\n<content>' item each; a failure shows inline as "
+        "'[error: CODE message]'. They share the output budget; a cut file says where read_file can go on.",
         ReadMultipleInput,
         "fsmcp_read.multi:read_multiple_files",
         READ_ONLY,
@@ -37,9 +34,7 @@ TOOLS = [
     ),
     Tool(
         "list_directory",
-        "List a directory, one '[FILE] name', '[DIR] name' or '[LINK] name -> target' line per entry, sorted "
-        "by name. recursive lists everything below as relative paths; sizes adds file sizes in bytes; "
-        "excludeGlobs leaves entries out; maxResults caps the list with a notice of how many were left out.",
+        "List a directory: a '[FILE] name', '[DIR] name' or '[LINK] name -> target' line per entry, by name.",
         ListDirectoryInput,
         "fsmcp_read.listing:list_directory",
         READ_ONLY,
@@ -47,9 +42,8 @@ TOOLS = [
     ),
     Tool(
         "directory_tree",
-        "A directory's tree as compact JSON {\"name\",\"type\",\"children\"} (types file, directory, symlink). "
-        "depth limits it like find -maxdepth; excludeGlobs leaves entries out. A tree larger than the output "
-        "budget is filled breadth-first, and directories whose children were left out carry \"truncated\":true.",
+        "A directory's tree as compact JSON {name, type (file, directory, symlink), children}. Over the output "
+        "budget it is filled breadth-first; a directory whose children were left out has \"truncated\":true.",
         DirectoryTreeInput,
         "fsmcp_read.tree:directory_tree",
         READ_ONLY,
@@ -57,8 +51,8 @@ TOOLS = [
     ),
     Tool(
         "get_file_info",
-        "Metadata of a file, directory or link (the link itself, not its target): type, size, created, "
-        "modified and accessed times (ISO-8601, UTC), permissions (octal) and, for a link, its target.",
+        "Metadata of a file, directory or link (not its target): type, size, times (ISO-8601 UTC), permissions "
+        "(octal), a link's target, and the version expectedVersion takes.",
         PathInput,
         "fsmcp_read.info:get_file_info",
         READ_ONLY,
@@ -67,7 +61,8 @@ TOOLS = [
     ),
     Tool(
         "list_allowed_directories",
-        "The directories this server may access, one per line, each marked (read-write) or (read-only).",
+        "The directories this server may access, each (read-write) or (read-only). Every tool takes paths "
+        "absolute or relative to the workspace.",
         NoInput,
         "fsmcp_read.info:list_allowed_directories",
         READ_ONLY,
