@@ -44,7 +44,9 @@ class ToolInput(BaseModel):
     accepted silently and never advertised, and the canonical name wins when both are given.
     A mutating tool declares ``expected_version: ExpectedVersion = None``; the host then checks
     it against the file named by the field ``versioned`` names before the tool runs (a list
-    field: it must hold exactly one path).
+    field: it must hold exactly one path). ``items_said_elsewhere``: the items of its list fields
+    are another tool's arguments (``write_files``, ``edit_files``), which that tool describes; the
+    schema keeps their types, enums and ``required`` and drops their descriptions.
     """
 
     model_config = ConfigDict(
@@ -52,6 +54,7 @@ class ToolInput(BaseModel):
     )
     aliases: ClassVar[dict[str, str]] = {}
     versioned: ClassVar[str] = "path"
+    items_said_elsewhere: ClassVar[bool] = False
 
     @model_validator(mode="before")
     @classmethod
@@ -95,6 +98,10 @@ class Tool:
 
     def input_schema(self) -> dict[str, Any]:
         schema = self.input_model.model_json_schema(by_alias=True)
+        if self.input_model.items_said_elsewhere:
+            for item in schema.get("$defs", {}).values():
+                for field in item.get("properties", {}).values():
+                    field.pop("description", None)
         _inline_defs(schema)
         _compact(schema)
         schema.setdefault("properties", {})

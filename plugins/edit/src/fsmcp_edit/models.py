@@ -211,11 +211,13 @@ class EditFileInput(ToolInput):
 
 
 class EditFilesInput(ToolInput):
+    items_said_elsewhere: ClassVar[bool] = True
+
     paths: list[str] = Field(
         min_length=1,
         description="Files and globs (* ? ** {a,b} [..]).",
     )
-    edits: list[EditItem] = Field(min_length=1, description=_EDITS_DESCRIPTION)
+    edits: list[EditItem] = Field(min_length=1, description="As edit_file takes them, for every file.")
     dry_run: bool = Field(False, description=_DRY_RUN)
     atomic: bool = Field(
         False,
