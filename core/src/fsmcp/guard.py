@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 ExpectedVersion = Annotated[
     str | SkipJsonSchema[None],
     Field(
-        description="The version get_file_info reported; EDIT_CONFLICT, nothing changed, if the file's is another now.",
+        description="From get_file_info; EDIT_CONFLICT, nothing changed, if the file changed since.",
         json_schema_extra=lambda schema: schema.pop("default", None),
     ),
 ]

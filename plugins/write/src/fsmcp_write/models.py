@@ -8,7 +8,7 @@ from fsmcp import ExpectedVersion, ToolInput
 from pydantic import BaseModel, Field
 from pydantic.json_schema import SkipJsonSchema
 
-_PATH = "File path: absolute, or relative to the workspace; must lie inside an allowed directory."
+_PATH = "The file."
 
 
 class WriteFileInput(ToolInput):
@@ -16,13 +16,13 @@ class WriteFileInput(ToolInput):
     aliases: ClassVar[dict[str, str]] = {"file": "path"}
 
     path: str = Field(description=_PATH)
-    content: str = Field(description="The whole new content of the file.")
+    content: str = Field(description="The whole new content.")
     encoding: Literal["utf-8", "base64"] = Field(
-        "utf-8", description="How `content` is given: `utf-8` text, or `base64` for binary data."
+        "utf-8", description="content as text, or base64 for binary data."
     )
     line_count: Annotated[int, Field(ge=0)] | SkipJsonSchema[None] = Field(
         None,
-        description="Lines `content` holds (a last line without newline counts); another count is INVALID_PARAMS, nothing written.",
+        description="Lines content holds (a last one without newline counts); else INVALID_PARAMS, nothing written.",
         json_schema_extra=lambda schema: schema.pop("default", None),
     )
     expected_version: ExpectedVersion = None
@@ -33,16 +33,18 @@ class FileItem(WriteFileInput):
 
 
 class WriteFilesInput(ToolInput):
-    files: list[FileItem] = Field(min_length=1, description="The files to write, each as write_file takes it.")
+    items_said_elsewhere: ClassVar[bool] = True
+
+    files: list[FileItem] = Field(min_length=1, description="Each as write_file takes its arguments.")
 
 
 class AppendFileInput(ToolInput):
     path: str = Field(description=_PATH)
-    content: str = Field(description="Text to add at the end of the file (UTF-8).")
+    content: str = Field(description="UTF-8 text to add.")
     ensure_newline: bool = Field(
-        True, description="End the appended text with a newline when it does not already end with one."
+        True, description="End the text with a newline if it has none."
     )
-    create: bool = Field(False, description="Create the file (and its parent directories) when it does not exist.")
+    create: bool = Field(False, description="Create a missing file, and its parents, instead of failing.")
     expected_version: ExpectedVersion = None
 
 
@@ -50,10 +52,10 @@ class CreateDirectoryInput(ToolInput):
     # seed 003's mkdir calls it `dir`
     aliases: ClassVar[dict[str, str]] = {"dir": "path"}
 
-    path: str = Field(description="Directory to create, with any missing parents (like mkdir -p).")
+    path: str = Field(description="The directory.")
     recursive: bool = Field(
         default=True,
-        description="Create missing parent directories too (mkdir -p). False: the parent must exist, else NOT_FOUND.",
+        description="Create missing parents (mkdir -p); false: a missing parent is NOT_FOUND.",
     )
     expected_version: ExpectedVersion = None
 
@@ -64,9 +66,9 @@ class TransferInput(ToolInput):
     # seed 003's move_file uses from/to
     aliases: ClassVar[dict[str, str]] = {"from": "source", "to": "destination"}
 
-    source: str = Field(description="The file, directory or link to take. A link is taken as a link, never its target.")
+    source: str = Field(description="File, directory or link (as a link, never its target).")
     destination: str = Field(
-        description="The full new path, including the name (not just a directory to put it in); parents are created."
+        description="The full new path with the name, not only a directory; parents are created."
     )
     overwrite: bool = Field(False, description="Replace an existing destination of the same type instead of failing.")
     expected_version: ExpectedVersion = None
@@ -74,8 +76,8 @@ class TransferInput(ToolInput):
 
 
 class DeleteFileInput(ToolInput):
-    path: str = Field(description="File, directory or link to delete. A link is deleted, never its target.")
-    recursive: bool = Field(False, description="Delete a directory together with everything in it.")
+    path: str = Field(description="File, directory or link (never its target).")
+    recursive: bool = Field(False, description="A directory with all in it; else it must be empty.")
     expected_version: ExpectedVersion = None
 
 

@@ -20,10 +20,9 @@ from .models import (
 TOOLS = [
     Tool(
         "write_file",
-        "Create a file, or replace its whole content. Atomic: readers see the old file or the new, never a mix, "
-        "and a failure leaves the old file as it was. Missing parent directories are created; the mode of a "
-        "replaced file is kept. Use encoding: base64 for binary data. To change part of a file use edit_file; "
-        "to add at the end use append_file.",
+        "Create a file or replace its whole content, atomically: readers see the old file or the new, and a "
+        "failure leaves the old. Missing parents are created; a replaced file keeps its mode. Part of a file: "
+        "edit_file; at its end: append_file.",
         WriteFileInput,
         "fsmcp_write.content:write_file",
         OVERWRITES,
@@ -32,7 +31,7 @@ TOOLS = [
     ),
     Tool(
         "write_files",
-        "Write several files, each as write_file would, all or nothing: if one fails, none is changed.",
+        "Write several files as write_file does, all or nothing.",
         WriteFilesInput,
         "fsmcp_write.content:write_files",
         OVERWRITES,
@@ -41,8 +40,7 @@ TOOLS = [
     ),
     Tool(
         "append_file",
-        "Add text at the end of an existing file. With ensureNewline (default true) the appended text ends with "
-        "a newline. A missing file is an error unless create: true.",
+        "Add text at the end of a file.",
         AppendFileInput,
         "fsmcp_write.content:append_file",
         DESTRUCTIVE,
@@ -51,7 +49,7 @@ TOOLS = [
     ),
     Tool(
         "create_directory",
-        "Create a directory and any missing parents (mkdir -p). Succeeds, changing nothing, when it already exists.",
+        "Create a directory; when it exists, succeed and change nothing.",
         CreateDirectoryInput,
         "fsmcp_write.entries:create_directory",
         CREATES,
@@ -60,8 +58,7 @@ TOOLS = [
     ),
     Tool(
         "copy_file",
-        "Copy a file, a link (as a link) or a whole directory tree to a new path. The copy appears all at once "
-        "or not at all. An existing destination is an error unless overwrite: true.",
+        "Copy a file, link or directory tree; the copy appears all at once or not at all.",
         TransferInput,
         "fsmcp_write.entries:copy_file",
         OVERWRITES,
@@ -70,9 +67,8 @@ TOOLS = [
     ),
     Tool(
         "move_file",
-        "Move or rename a file, link (as a link, never its target) or directory, also between allowed "
-        "directories. An existing destination is an error unless overwrite: true; when the destination is "
-        "refused, the source stays where it was.",
+        "Move or rename a file, link or directory, also between allowed directories; a refused destination "
+        "leaves the source where it was.",
         TransferInput,
         "fsmcp_write.entries:move_file",
         DESTRUCTIVE,
@@ -81,8 +77,7 @@ TOOLS = [
     ),
     Tool(
         "delete_file",
-        "Delete a file, a link (never its target) or a directory. A directory that is not empty needs "
-        "recursive: true. An allowed directory itself is never deleted. This cannot be undone.",
+        "Delete a file, link or directory; never an allowed directory itself.",
         DeleteFileInput,
         "fsmcp_write.entries:delete_file",
         DESTRUCTIVE,
