@@ -127,12 +127,12 @@ class Tool:
             _inline_defs(output)
             _compact(output, optional_is_absent=False)  # a result may well hold a null
         # The title is the tool's own field; a copy among the annotations would be sent twice.
-        listing["annotations"] = {
-            "readOnlyHint": a.read_only,
-            "destructiveHint": a.destructive,
-            "idempotentHint": a.idempotent,
-            "openWorldHint": a.open_world,
-        }
+        # destructiveHint and idempotentHint mean something only when readOnlyHint is false (the spec).
+        listing["annotations"] = (
+            {"readOnlyHint": True, "openWorldHint": a.open_world}
+            if a.read_only
+            else {"readOnlyHint": False, "destructiveHint": a.destructive, "idempotentHint": a.idempotent, "openWorldHint": a.open_world}
+        )
         return listing
 
 
