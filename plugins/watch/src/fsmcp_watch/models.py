@@ -12,23 +12,22 @@ MAX_WAIT_SECONDS = 300
 
 
 class WatchFileInput(ToolInput):
-    path: str = Field(description="File or directory to watch: absolute, or relative to the workspace.")
+    path: str = Field(description="File or directory.")
     events: list[EventName] = Field(
         ["change"],
         min_length=1,
-        description="Which events to report: change (content or size of a file or link), create, rename, delete.",
+        description="change: new content or size; rename: the same file under a new name.",
     )
-    recursive: bool = Field(False, description="Watch a directory's whole tree, not only its direct entries.")
+    recursive: bool = Field(False, description="A directory's whole tree, not only its entries.")
     since: float | None = Field(
         None,
         ge=0,
-        description="Milliseconds since the epoch: report what files' times place at or after it: modified as change, made as create (when events has it); older files are left out. "
-        "Default: one second ago on the first call for this path, nothing after that (the baseline covers it).",
+        description="Ms since the epoch: also files modified at or after it (as change; as create if made after it). "
+        "Default: 1 s ago on a path's first call, then none (the previous call covers it).",
     )
     wait_seconds: float = Field(
         0,
         ge=0,
         le=MAX_WAIT_SECONDS,
-        description="When nothing matches yet, wait up to this long for the next matching change, then report. "
-        "0 (default): answer at once.",
+        description="When nothing matches yet, wait this long for the next matching change; cancelling ends the wait.",
     )
