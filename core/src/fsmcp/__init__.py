@@ -28,6 +28,7 @@ _EXPORTS = {
     "kind_of": ("fs", "kind_of"),
     "start_program": ("programs", "start_program"),
     "Snapshot": ("snapshot", "Snapshot"),
+    "ExcludeGlobs": ("globs", "ExcludeGlobs"),
     "GlobFilter": ("globs", "GlobFilter"),
     "compile_globs": ("globs", "compile_globs"),
     "ExpectedVersion": ("guard", "ExpectedVersion"),
@@ -65,6 +66,7 @@ __all__ = [
     "Blob",
     "Change",
     "Entry",
+    "ExcludeGlobs",
     "ExpectedVersion",
     "ErrorCode",
     "FileSystem",
@@ -110,7 +112,7 @@ if TYPE_CHECKING:
     from .fs import Entry, FileSystem, kind_of
     from .programs import start_program
     from .snapshot import Snapshot
-    from .globs import GlobFilter, compile_globs
+    from .globs import ExcludeGlobs, GlobFilter, compile_globs
     from .guard import ExpectedVersion, expect_version, version
     from .hooks import hookimpl, hookspec
     from .jsontext import dumps as json_text

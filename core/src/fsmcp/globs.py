@@ -4,9 +4,20 @@ from __future__ import annotations
 
 import re
 import time
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from .errors import ErrorCode, ToolError
+
+ExcludeGlobs = Annotated[
+    list[str],
+    Field(
+        default_factory=list,
+        description="Globs to leave out: without '/' a name at any depth (node_modules), with '/' a relative path (src/gen/**).",
+    ),
+]
+"""The ``excludeGlobs`` parameter of every tool that lists or searches, declared once for all of them."""
 
 GLOB_LIMIT = 1000
 """How many patterns one glob may expand to (``{a,b}{c,d}`` is four): more is INVALID_PARAMS."""

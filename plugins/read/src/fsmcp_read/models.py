@@ -7,7 +7,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-from fsmcp import ToolInput
+from fsmcp import ExcludeGlobs, ToolInput
 
 _LINE_RANGE = re.compile(r"^\s*(\d+)\s*(?:([-:])\s*(\d*)\s*)?$")
 
@@ -21,9 +21,6 @@ def _line_range(value: Any) -> tuple[int, int | None]:
     if match[2] is None:
         return first, first
     return first, int(match[3]) if match[3] else None
-
-
-_EXCLUDE = "Globs to leave out: without '/' a name at any depth (node_modules), with '/' a relative path (build/**)."
 
 
 class ReadFileInput(ToolInput):
@@ -85,10 +82,7 @@ class ListDirectoryInput(ToolInput):
     recursive: bool = Field(False, description="Everything below, as relative paths.")
     max_results: int = Field(1000, ge=1, description="Most entries; a notice counts the rest.")
     sizes: bool = Field(False, description="File sizes in bytes.")
-    exclude_globs: list[str] = Field(
-        default_factory=list,
-        description=_EXCLUDE,
-    )
+    exclude_globs: ExcludeGlobs
 
 
 class DirectoryTreeInput(ToolInput):
@@ -98,10 +92,7 @@ class DirectoryTreeInput(ToolInput):
     depth: int | None = Field(
         None, ge=0, description="Like find -maxdepth: 0 the root only; omitted: all."
     )
-    exclude_globs: list[str] = Field(
-        default_factory=list,
-        description=_EXCLUDE,
-    )
+    exclude_globs: ExcludeGlobs
 
 
 class PathInput(ToolInput):

@@ -6,13 +6,12 @@ from typing import Any, ClassVar
 
 from pydantic import Field, field_validator, model_validator
 
-from fsmcp import ToolInput
+from fsmcp import ExcludeGlobs, ToolInput
 
 MAX_CONTEXT_LINES = 50
 MAX_RESULTS = 10_000
 
-_EXCLUDE = "Paths to leave out: without '/' a name at any depth (node_modules, *.min.js), with '/' a path relative to directory (src/gen/**); a directory goes whole."
-_DIRECTORY = "Directory to search recursively (default: the workspace); relative globs are anchored to it."
+_DIRECTORY = "Searched recursively; default: the workspace."
 _IGNORED = "Also search what .gitignore and .git/info/exclude leave out, and .git."
 
 
@@ -27,9 +26,9 @@ class SearchFilesInput(ToolInput):
     directory: str | None = Field(None, description=_DIRECTORY)
     name_contains: str = Field(
         min_length=1,
-        description="Text looked for in each name: literal (no glob, no regex), any case.",
+        description="Text in the name: literal, any case.",
     )
-    exclude_globs: list[str] = Field(default_factory=list, description=_EXCLUDE)
+    exclude_globs: ExcludeGlobs
     include_ignored: bool = Field(False, description=_IGNORED)
 
     @field_validator("exclude_globs", mode="before")
@@ -51,11 +50,11 @@ class GlobSearchInput(ToolInput):
     directory: str | None = Field(None, description=_DIRECTORY)
     globs: list[str] = Field(
         min_length=1,
-        description="** any depth, * ? within a name, {a,b}, [abc]. Relative to directory: *.py its own files, **/*.py at any depth, "
-        "src/**/*.ts; an absolute glob is used as given.",
+        description="** any depth, * ? within a name, {a,b}, [abc]. Relative to directory (*.py its own files, **/*.py at "
+        "any depth) or absolute.",
     )
-    exclude_globs: list[str] = Field(default_factory=list, description=_EXCLUDE)
-    max_results: int = Field(1000, ge=0, description="Most files to list (0: no limit); a notice says how many more there are.")
+    exclude_globs: ExcludeGlobs
+    max_results: int = Field(1000, ge=0, description="Most files (0: no limit); a notice counts the rest.")
     include_ignored: bool = Field(False, description=_IGNORED)
 
     @field_validator("globs", "exclude_globs", mode="before")
@@ -74,10 +73,10 @@ class GrepFilesInput(ToolInput):
     directory: str | None = Field(None, description=_DIRECTORY)
     globs: list[str] | None = Field(
         None,
-        description="Files to search: without '/' names at any depth (*.py), with '/' paths relative to directory (src/**/*.ts); "
-        "absolute globs as given. Give directory, globs or both.",
+        description="Files to search: without '/' names at any depth (*.py), with '/' paths relative to directory "
+        "(src/**/*.ts), or absolute. Give directory, globs or both.",
     )
-    exclude_globs: list[str] = Field(default_factory=list, description=_EXCLUDE)
+    exclude_globs: ExcludeGlobs
     case_insensitive: bool = Field(False, description="Ignore case (grep -i).")
     context_lines: int = Field(0, ge=0, le=MAX_CONTEXT_LINES, description="Lines shown around each match (grep -C).")
     max_results: int = Field(500, ge=1, le=MAX_RESULTS, description="Most matching lines, all files together.")

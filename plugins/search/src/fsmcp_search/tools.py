@@ -6,14 +6,14 @@ from fsmcp import READ_ONLY, Tool
 
 from .models import GlobSearchInput, GrepFilesInput, SearchFilesInput
 
-_SKIPS = "Skips what .gitignore leaves out and .git unless includeIgnored; links are not followed."
+_SKIPS = "Links are not followed."
 
 TOOLS = [
     Tool(
         name="search_files",
         title="Find files by name",
-        description="Find files and directories whose name contains a text (literal, any case), at any depth: "
-        "one absolute path per line, sorted. By glob: glob_search; by content: grep_files. " + _SKIPS,
+        description="Find files and directories whose name contains a text, at any depth: absolute paths, sorted. "
+        "By glob: glob_search; by content: grep_files. " + _SKIPS,
         input_model=SearchFilesInput,
         function="fsmcp_search.names:search_files",
         annotations=READ_ONLY,
@@ -22,8 +22,7 @@ TOOLS = [
     Tool(
         name="glob_search",
         title="Find files by glob",
-        description="Find files (not directories) matching globs: one absolute path per line, sorted, "
-        "with a notice past maxResults. By content: grep_files. " + _SKIPS,
+        description="Find files (not directories) matching globs: absolute paths, sorted. By content: grep_files. " + _SKIPS,
         input_model=GlobSearchInput,
         function="fsmcp_search.names:glob_search",
         annotations=READ_ONLY,
@@ -33,8 +32,8 @@ TOOLS = [
         name="grep_files",
         title="Search file contents",
         description="Find the lines of files that match a regex, like grep -rn: path:line:text per match, "
-        "path-line-text for context lines, -- between groups, then [N matches]; a notice first when cut short. "
-        "Binary files are skipped. Files by name: search_files or glob_search. " + _SKIPS,
+        "path-line-text for context, -- between groups, then [N matches]; a notice first when cut short. "
+        "Binary files are skipped. " + _SKIPS,
         input_model=GrepFilesInput,
         function="fsmcp_search.grep:grep_files",
         annotations=READ_ONLY,
