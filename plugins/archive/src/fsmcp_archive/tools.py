@@ -29,10 +29,8 @@ def list_archive(args: ListInput, ctx: ToolContext) -> ToolResult:
 TOOLS = [
     Tool(
         "compress_files",
-        "Create a zip or tar archive (tar, tar.gz, tar.bz2, tar.xz) from files, directories and globs. A directory is "
-        "stored with everything in it under its own name (src -> src/...); empty directories, file modes, non-ASCII "
-        "names and links (as links) are kept. The archive appears whole or not at all; an existing output is an error "
-        "unless overwrite: true.",
+        "Create a zip or tar archive, whole or not at all; empty directories, modes, non-ASCII names and links (as links) "
+        "are kept.",
         CompressInput,
         compress_files,
         OVERWRITES,
@@ -40,11 +38,10 @@ TOOLS = [
     ),
     Tool(
         "extract_archive",
-        "Extract a zip or tar archive (plain, gzip, bzip2, xz; recognised by content) into a directory. Every member is "
-        "checked first: names or links that would land outside the destination, devices, and archives past the size, "
-        "member-count or compression-ratio limits are refused, and then nothing is written. Existing files are an "
-        "error unless overwrite: true; existing directories are merged. A failed extraction leaves the destination as "
-        "it was.",
+        "Extract a zip or tar archive (plain, gzip, bzip2, xz; known by content) into a directory, merging existing "
+        "directories. Every member is checked first: names or links landing outside, devices, and archives past the "
+        "size, member-count or compression-ratio limits are refused, nothing written. A failure leaves the "
+        "destination as it was.",
         ExtractInput,
         extract_archive,
         OVERWRITES,
@@ -52,8 +49,8 @@ TOOLS = [
     ),
     Tool(
         "list_archive",
-        "List a zip or tar archive's members: type, mode, size, name and link target, one per line, after a summary "
-        "line with the totals. Members extract_archive would refuse are marked. Long listings continue with offset.",
+        "List a zip or tar archive's members, one per line (type, mode, size, name, link target), after a totals line; "
+        "those extract_archive would refuse are marked.",
         ListInput,
         list_archive,
         READ_ONLY,

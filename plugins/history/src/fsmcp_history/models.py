@@ -7,13 +7,13 @@ from pydantic import BaseModel, Field
 
 
 class ListChangesInput(ToolInput):
-    path: str | None = Field(None, description="Only changes to this file, or to anything inside this directory.")
-    limit: int = Field(20, ge=1, le=1000, description="The most changes listed, newest first.")
+    path: str | None = Field(None, description="Only changes to this file, or inside this directory.")
+    limit: int = Field(20, ge=1, le=1000, description="Most changes listed.")
 
 
 class UndoChangeInput(ToolInput):
-    id: int | None = Field(None, ge=1, description="The change to undo (list_changes); default: the latest not undone.")
-    force: bool = Field(False, description="Restore even paths changed since that change, discarding those later changes.")
+    id: int | None = Field(None, ge=1, description="From list_changes; default: the latest not undone.")
+    force: bool = Field(False, description="Restore paths changed since too, discarding those changes.")
 
 
 class ChangeEntry(BaseModel):

@@ -7,8 +7,8 @@ from .models import ListChangesInput, ListChangesOutput, UndoChangeInput, UndoCh
 TOOLS = [
     Tool(
         "list_changes",
-        "The server's journal of file changes, newest first: each tool call that changed files is one change "
-        "with its id, time, tool and paths. Use an id with undo_change.",
+        "The server's journal of file changes, newest first: one per tool call that changed files, with id, "
+        "time, tool and paths.",
         ListChangesInput,
         "fsmcp_history.history:list_changes",
         READ_ONLY,
@@ -17,9 +17,9 @@ TOOLS = [
     ),
     Tool(
         "undo_change",
-        "Undo one change (default: the latest not undone): every path it touched goes back byte for byte, modes "
-        "too; created files are removed, deleted trees return, moves go back. All paths or none. A path changed "
-        "since is EDIT_CONFLICT unless force. The undo is itself a change: undoing it redoes.",
+        "Undo a change, all paths or none: each goes back byte for byte, modes too; created files go, deleted "
+        "trees return, moves go back. A path changed since is EDIT_CONFLICT unless force. The undo is a change: "
+        "undoing it redoes.",
         UndoChangeInput,
         "fsmcp_history.history:undo_change",
         DESTRUCTIVE,

@@ -13,16 +13,16 @@ CellType = Literal["code", "markdown", "raw"]
 
 class ReadNotebookInput(ToolInput):
     path: str = Field(description=_PATH)
-    cells: list[int] | None = Field(None, description="Cell indexes to show (0-based, as numbered); default all.")
-    outputs: bool = Field(True, description="Show code cells' outputs, summarized (images named, long text cut).")
+    cells: list[int] | None = Field(None, description="Cell indexes (0-based); default all.")
+    outputs: bool = Field(True, description="Code cells' outputs, summarized (images named, long text cut).")
 
 
 class CellEdit(ToolInput):
     op: Literal["insert", "replace", "delete", "move"]
     index: int | None = Field(
-        None, ge=0, description="The cell (0-based), as the notebook stands after the edits before; insert: the position (default: the end)."
+        None, ge=0, description="The cell, 0-based, after the edits before; insert: the position (default: the end)."
     )
-    cell_id: str | None = Field(None, description="The cell by its id instead of index.")
+    cell_id: str | None = Field(None, description="Instead of index.")
     source: str | None = Field(None, description="insert, replace: the cell's new text.")
     cell_type: CellType | None = Field(None, description="insert (default code), replace: the cell's type.")
     to: int | None = Field(None, ge=0, description="move: the cell's new index.")

@@ -7,8 +7,7 @@ from .models import EditNotebookInput, ReadNotebookInput
 TOOLS = [
     Tool(
         "read_notebook",
-        "Read a Jupyter notebook (.ipynb) as numbered cells with their type and id, instead of its JSON; "
-        "outputs summarized within the output budget.",
+        "Read a Jupyter notebook (.ipynb) as numbered cells with type and id, not JSON.",
         ReadNotebookInput,
         "fsmcp_notebook.read:read_notebook",
         READ_ONLY,
@@ -16,9 +15,8 @@ TOOLS = [
     ),
     Tool(
         "edit_notebook",
-        "Change a notebook's cells: insert, replace, delete, move; never edit .ipynb JSON as text. All or "
-        "nothing, validated as nbformat before writing; formatting and metadata kept, an edited code cell's "
-        "outputs cleared.",
+        "Change a notebook's cells (never edit .ipynb JSON as text): all or nothing, validated as nbformat; "
+        "formatting and metadata kept, an edited code cell's outputs cleared.",
         EditNotebookInput,
         "fsmcp_notebook.edit:edit_notebook",
         DESTRUCTIVE,

@@ -7,12 +7,12 @@ from pydantic import Field
 
 
 class OutlineInput(ToolInput):
-    path: str | list[str] = Field(description="A source file, or a list of them; relative to the workspace or absolute.")
+    path: str | list[str] = Field(description="A source file or a list of them.")
     depth: int | None = Field(
-        None, ge=1, description="Nesting levels shown: 1 top-level definitions only, 2 with their members; default all."
+        None, ge=1, description="Levels: 1 top-level definitions, 2 with members; default all."
     )
 
 
 class ReadSymbolInput(ToolInput):
     path: str = Field(description="The source file.")
-    name: str = Field(description="Dotted name as outline shows it (Class.method, or a heading's text).")
+    name: str = Field(description="Dotted, as outline shows it (Class.method, a heading's text).")

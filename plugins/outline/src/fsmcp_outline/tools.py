@@ -7,9 +7,9 @@ from .models import OutlineInput, ReadSymbolInput
 TOOLS = [
     Tool(
         "outline",
-        "Map a source file before reading it: its classes, functions, methods (Markdown: headings) with line "
-        "ranges and signatures, a small fraction of the file's size. Python and Markdown always; languages "
-        "with an installed tree-sitter grammar too (an unknown file's entry names them).",
+        "Map a source file before reading it: classes, functions, methods (Markdown: headings) with line ranges "
+        "and signatures. Python, Markdown, and languages with an installed tree-sitter grammar (an unknown "
+        "file's entry names them).",
         OutlineInput,
         "fsmcp_outline.outline:outline",
         READ_ONLY,
@@ -17,8 +17,7 @@ TOOLS = [
     ),
     Tool(
         "read_symbol",
-        "The source of one definition that outline lists, with its line range: read only what you need, then "
-        "edit it through edit_file's startLine/endLine.",
+        "The source of one definition outline lists, with its line range: read only what you need.",
         ReadSymbolInput,
         "fsmcp_outline.outline:read_symbol",
         READ_ONLY,

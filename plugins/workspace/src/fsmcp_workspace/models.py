@@ -8,6 +8,5 @@ from pydantic import Field
 
 class SetWorkspaceInput(ToolInput):
     path: str = Field(
-        description="The directory relative paths should resolve against: absolute, or relative to the current "
-        "workspace; it must be an existing directory inside an allowed directory."
+        description="Absolute, or relative to the current workspace."
     )

@@ -8,9 +8,9 @@ from .workspace import set_workspace
 TOOLS = [
     Tool(
         "set_workspace",
-        "Choose the workspace: the directory that relative paths resolve against from now on. It must be an "
-        "existing directory inside the allowed directories (list_allowed_directories shows them). When the "
-        "server requires a workspace, every other file tool refuses to work until this is called.",
+        "Choose the workspace: the directory relative paths resolve against from now on, an existing one inside "
+        "the allowed directories. When the server requires a workspace, other file tools refuse to work until "
+        "it is set.",
         SetWorkspaceInput,
         set_workspace,
         Annotations(read_only=False, destructive=False, idempotent=True),
