@@ -42,9 +42,9 @@ def run(command: list[str | Path], cwd: Path) -> subprocess.CompletedProcess[str
 
 
 def tools_of(result: subprocess.CompletedProcess[str]) -> dict[str, str]:
-    """``fsmcp tools`` output as {tool: plugin}."""
+    """``fsmcp tools`` output as {tool: plugin} (each line: tool, plugin, definition size)."""
     assert result.returncode == 0, result.stderr
-    return dict(line.split() for line in result.stdout.splitlines())
+    return dict(line.split()[:2] for line in result.stdout.splitlines())
 
 
 @dataclass

@@ -50,7 +50,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--token-file", metavar="FILE", help="HTTP: a file holding the bearer token (default: $FSMCP_TOKEN)")
     serve.add_argument("--allow-host", action="extend", type=_names, dest="allow_hosts", metavar="HOST:PORT", help="HTTP: also accept this Host header (repeatable)")
     serve.add_argument("--allow-origin", action="extend", type=_names, dest="allow_origins", metavar="ORIGIN", help="HTTP: also accept this Origin header (repeatable)")
-    sub.add_parser("tools", parents=[roots, options], help="list the tools this configuration offers")
+    sub.add_parser("tools", parents=[roots, options], help="list the tools this configuration offers, their plugins and definition sizes")
     sub.add_parser("plugins", parents=[roots, options], help="list installed plugins, versions, status and tools")
     call = sub.add_parser("call", parents=[options], help="run one tool without a client and print its result")
     call.add_argument("tool", metavar="TOOL", help="the tool's name (fsmcp tools lists them)")
@@ -111,8 +111,14 @@ def main(argv: list[str] | None = None) -> int:
         return _error(exc)
 
     if args.command == "tools":
-        for tool in host.tools.values():
-            print(f"{tool.name:<28} {tool.plugin}")
+        import json
+
+        # Each definition's characters as tools/list sends it: what the model reads in every request.
+        sizes = [len(json.dumps(wire)) for wire in host.listing()]
+        for tool, size in zip(host.tools.values(), sizes):
+            print(f"{tool.name:<28} {tool.plugin:<14} {size:>6,}")
+        if sizes:
+            console.say(f"{len(sizes)} tools, {sum(sizes):,} characters of definitions ({sum(sizes) // len(sizes):,} per tool)")
         return 0
     if args.command == "plugins":
         console.say(host.sandbox.describe())
