@@ -8,14 +8,12 @@ from __future__ import annotations
 
 import base64
 import os
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, BinaryIO, Literal
+from typing import TYPE_CHECKING, BinaryIO
 
 from fsmcp import Access, Blob, ErrorCode, Text, ToolError, ToolResult
 
 from .content import binary_type, sample
-from .lines import count_newlines, locate_line
-from .reader import Taken, tail_bytes, take_bytes, take_tail_text, take_text
+from .reader import Selection, Taken, region, take
 
 if TYPE_CHECKING:
     from fsmcp import ResolvedPath, ToolContext
@@ -24,21 +22,6 @@ if TYPE_CHECKING:
 
 NOTE_ROOM = 800
 """Characters kept back from the budget for the notes part."""
-
-
-@dataclass(frozen=True)
-class Selection:
-    """The part of the file asked for, in one of three shapes."""
-
-    kind: Literal["lines", "tail", "bytes"]
-    start_line: int = 1
-    max_lines: int | None = None
-    end_line: int | None = None
-    """The endLine the caller gave (head is not one): clamping it earns a note."""
-    tail: int = 0
-    offset: int = 0
-    length: int | None = None
-    whole: bool = False
 
 
 def selection(args: ReadFileInput) -> Selection:
@@ -101,21 +84,22 @@ class FileReader:
         self.output_budget = budget
         self.budget = max(budget - NOTE_ROOM, budget // 2)
         """Characters the content itself may take."""
-        self.notes: list[str] = []
-        self.start, self.stop = self._span()
-        """Where the selection begins (None: past the end of the file) and the byte it stops at."""
+        self.where = region(fh, sel, size)
+        self.notes: list[str] = [self.where.note] if self.where.note else []
 
     # -- text -------------------------------------------------------------------------------
 
     def text(self, numbered: bool) -> ToolResult:
         sel = self.sel
+        taken = take(self.fh, sel, self.where, self.size, budget=self.budget, text=True, numbered=numbered)
         if sel.kind == "tail":
-            taken = take_tail_text(self.fh, size=self.size, lines=sel.tail, budget=self.budget, numbered=numbered)
             self._tail_notes(taken)
-        elif sel.kind == "bytes":
-            taken = self._text_bytes(numbered)
-        else:
-            taken = self._text_lines(numbered)
+        elif taken.cut and sel.kind == "bytes":
+            self._cut_bytes_note(taken, f"{len(taken.text):,} characters")
+        elif taken.cut:
+            self._cut_lines_note(taken, f"{len(taken.text):,} characters")
+        elif taken.exhausted and sel.end_line is not None:
+            self.notes.append(f"[note: the file has {taken.last_line} lines; endLine={sel.end_line} was clamped to {taken.last_line}]")
         if taken.invalid:
             self.notes.append(
                 f"[note: {taken.invalid:,} byte(s) here are not valid UTF-8 and are shown as U+FFFD; "
@@ -125,31 +109,11 @@ class FileReader:
             self.notes.append("[note: the file is empty]")
         return self._result(taken.text, taken, "utf-8")
 
-    def _text_lines(self, numbered: bool) -> Taken:
-        sel = self.sel
-        if self.start is None:
-            return Taken(start=self.size, end=self.size)
-        taken = take_text(self.fh, start=self.start, budget=self.budget, first_line=sel.start_line, max_lines=sel.max_lines, numbered=numbered)
-        if taken.cut:
-            self._cut_lines_note(taken, f"{len(taken.text):,} characters")
-        elif taken.exhausted and sel.end_line is not None:
-            self.notes.append(f"[note: the file has {taken.last_line} lines; endLine={sel.end_line} was clamped to {taken.last_line}]")
-        return taken
-
-    def _text_bytes(self, numbered: bool) -> Taken:
-        if self.start is None:
-            return Taken(start=self.size, end=self.size)
-        first = count_newlines(self.fh, self.start) + 1 if numbered else None
-        taken = take_text(self.fh, start=self.start, stop=self.stop, budget=self.budget, first_line=first, numbered=numbered)
-        if taken.cut:
-            self._cut_bytes_note(taken, f"{len(taken.text):,} characters")
-        return taken
-
     # -- base64 / hex -----------------------------------------------------------------------
 
     def encoded(self, encoding: str) -> ToolResult:
         limit = (self.budget // 4) * 3 if encoding == "base64" else self.budget // 2
-        taken = self._bytes(limit)
+        taken = take(self.fh, self.sel, self.where, self.size, budget=limit, text=False)
         if taken.cut:
             how = f"{encoding} of {len(taken.data):,} bytes"
             if self.sel.kind == "tail":
@@ -169,7 +133,7 @@ class FileReader:
     def blob(self, mime: str, limit: int) -> ToolResult:
         if self.sel.whole and self.size > limit:
             self._too_large(self.size, limit)
-        taken = self._bytes(limit)
+        taken = take(self.fh, self.sel, self.where, self.size, budget=limit, text=False)
         if taken.cut:
             self._too_large(None, limit)
         what = f"{self.size:,} bytes" if self.sel.whole else f"bytes {taken.start}-{taken.end - 1} of {self.size:,}"
@@ -188,34 +152,6 @@ class FileReader:
 
     # -- shared -----------------------------------------------------------------------------
 
-    def _bytes(self, limit: int) -> Taken:
-        sel = self.sel
-        if sel.kind == "tail":
-            return tail_bytes(self.fh, size=self.size, lines=sel.tail, limit=limit)
-        if self.start is None:
-            return Taken(start=self.size, end=self.size)
-        first = sel.start_line if sel.kind == "lines" else None
-        return take_bytes(self.fh, start=self.start, stop=self.stop, limit=limit, first_line=first, max_lines=sel.max_lines)
-
-    def _span(self) -> tuple[int | None, int | None]:
-        """The selection's first byte and the byte it stops at; ranges past the end get a note."""
-        sel = self.sel
-        if sel.kind == "tail":
-            return 0, None
-        if sel.kind == "lines":
-            start, counted = locate_line(self.fh, sel.start_line)
-            if start is None and self.size:
-                self.notes.append(f"[note: the file has {counted} lines; startLine={sel.start_line} is past its end]")
-            return start, None
-        stop = None if sel.length is None else sel.offset + sel.length
-        if sel.offset >= self.size:
-            if sel.offset > 0 or sel.length is not None:
-                self.notes.append(f"[note: the file is {self.size:,} bytes; offset={sel.offset} is past its end]")
-            return None, stop
-        if stop is not None and stop > self.size:
-            self.notes.append(f"[note: the file is {self.size:,} bytes; the range was clamped to bytes {sel.offset}-{self.size - 1}]")
-        return sel.offset, stop
-
     def _cut_lines_note(self, taken: Taken, shown: str, extra: str = "") -> None:
         sel = self.sel
         until = "" if sel.max_lines is None else f", endLine={sel.start_line + sel.max_lines - 1}"
@@ -231,7 +167,8 @@ class FileReader:
             )
 
     def _cut_bytes_note(self, taken: Taken, shown: str, extra: str = "") -> None:
-        rest = "" if self.stop is None else f", length={min(self.stop, self.size) - taken.end}"
+        stop = self.where.stop
+        rest = "" if stop is None else f", length={min(stop, self.size) - taken.end}"
         self.notes.append(
             f"[truncated: showed bytes {taken.start}-{taken.end - 1} of {self.size:,} ({shown}; output budget "
             f"{self.output_budget:,}); continue with offset={taken.end}{rest}{extra}]"

@@ -1,5 +1,7 @@
 """Taking a part of an open file within a budget: forward by lines, backward for tail, by bytes.
 
+``read_file`` asks once where its selection lies (:func:`region`) and once for its content
+(:func:`take`); only this module walks the file (through :mod:`.lines` and its line index).
 Every function reads only as far as it needs (plus one block), so a 50 MB file costs about
 as much memory as the budget, and each says exactly where a caller can continue.
 """
@@ -7,10 +9,71 @@ as much memory as the budget, and each says exactly where a caller can continue.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import BinaryIO, Literal
 
 from .content import decode
-from .lines import char_boundary, count_newlines, iter_lines, tail_start
+from .lines import char_boundary, count_newlines, iter_lines, locate_line, tail_start
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The part of the file asked for, in one of three shapes."""
+
+    kind: Literal["lines", "tail", "bytes"]
+    start_line: int = 1
+    max_lines: int | None = None
+    end_line: int | None = None
+    """The endLine the caller gave (head is not one): clamping it earns a note."""
+    tail: int = 0
+    offset: int = 0
+    length: int | None = None
+    whole: bool = False
+
+
+@dataclass(frozen=True)
+class Region:
+    """Where a selection lies in one file."""
+
+    start: int | None
+    """Its first byte; None when it begins past the end of the file."""
+    stop: int | None = None
+    """The byte it stops at; None: the end of the file, or as far as lines and budget go."""
+    note: str | None = None
+    """What the reader should know when the selection reaches past the end."""
+
+
+def region(fh: BinaryIO, sel: Selection, size: int) -> Region:
+    """Where ``sel`` lies; a line number is found through the file's line index."""
+    if sel.kind == "tail":
+        return Region(0)
+    if sel.kind == "lines":
+        start, counted = locate_line(fh, sel.start_line)
+        past = start is None and size
+        return Region(start, note=f"[note: the file has {counted} lines; startLine={sel.start_line} is past its end]" if past else None)
+    stop = None if sel.length is None else sel.offset + sel.length
+    if sel.offset >= size:
+        past = sel.offset > 0 or sel.length is not None
+        return Region(None, stop, f"[note: the file is {size:,} bytes; offset={sel.offset} is past its end]" if past else None)
+    if stop is not None and stop > size:
+        return Region(sel.offset, stop, f"[note: the file is {size:,} bytes; the range was clamped to bytes {sel.offset}-{size - 1}]")
+    return Region(sel.offset, stop)
+
+
+def take(fh: BinaryIO, sel: Selection, where: Region, size: int, *, budget: int, text: bool, numbered: bool = False) -> Taken:
+    """The selection's content: decoded text within ``budget`` characters, or bytes within ``budget`` bytes."""
+    if sel.kind == "tail":
+        if text:
+            return take_tail_text(fh, size=size, lines=sel.tail, budget=budget, numbered=numbered)
+        return tail_bytes(fh, size=size, lines=sel.tail, limit=budget)
+    if where.start is None:
+        return Taken(start=size, end=size)
+    if not text:
+        first = sel.start_line if sel.kind == "lines" else None
+        return take_bytes(fh, start=where.start, stop=where.stop, limit=budget, first_line=first, max_lines=sel.max_lines)
+    if sel.kind == "bytes":
+        first = count_newlines(fh, where.start) + 1 if numbered else None
+        return take_text(fh, start=where.start, stop=where.stop, budget=budget, first_line=first, numbered=numbered)
+    return take_text(fh, start=where.start, budget=budget, first_line=sel.start_line, max_lines=sel.max_lines, numbered=numbered)
 
 
 @dataclass
