@@ -15,7 +15,7 @@ from .content import binary_type, sample
 from .reader import take_text
 
 if TYPE_CHECKING:
-    from fsmcp import ToolContext
+    from fsmcp import ResolvedPath, ToolContext
 
     from .models import ReadMultipleInput
 
@@ -25,7 +25,7 @@ NOTICE_ROOM = 400
 
 def read_multiple_files(args: ReadMultipleInput, ctx: ToolContext) -> ToolResult:
     sized = [_size(ctx, raw) for raw in args.paths]
-    needs = [len(raw) + 2 + (len(_error(size)[0]) if isinstance(size, ToolError) else size + NOTICE_ROOM) for raw, size in zip(args.paths, sized)]
+    needs = [len(raw) + 2 + (len(_error(size)[0]) if isinstance(size, ToolError) else size[1] + NOTICE_ROOM) for raw, size in zip(args.paths, sized)]
     shares = fair_shares(needs, ctx.budget)
     parts: list[Text] = []
     data: list[dict[str, Any]] = []
@@ -34,7 +34,7 @@ def read_multiple_files(args: ReadMultipleInput, ctx: ToolContext) -> ToolResult
         try:
             if isinstance(size, ToolError):
                 raise size
-            body, facts = _read_one(ctx, raw, share - len(raw) - 2, truncated=share < need)
+            body, facts = _read_one(ctx, size[0], share - len(raw) - 2, truncated=share < need)
         except ToolError as exc:
             body, facts = _error(exc)
         except OSError as exc:
@@ -44,21 +44,21 @@ def read_multiple_files(args: ReadMultipleInput, ctx: ToolContext) -> ToolResult
     return ToolResult(parts, {"files": data})
 
 
-def _size(ctx: ToolContext, raw: str) -> int | ToolError:
-    """The file's size in bytes (which bounds its characters), or why it cannot be read."""
+def _size(ctx: ToolContext, raw: str) -> tuple[ResolvedPath, int] | ToolError:
+    """The path, resolved once for both the size and the read, and its size in bytes (which bounds its characters); or why it cannot be read."""
     try:
-        st = ctx.fs.stat(raw)
+        path = ctx.fs.resolve(raw, Access.READ)
+        st = ctx.fs.stat(path)
     except ToolError as exc:
         return exc
-    return st.st_size if stat_mod.S_ISREG(st.st_mode) else 0
+    return path, st.st_size if stat_mod.S_ISREG(st.st_mode) else 0
 
 
 def _error(exc: ToolError) -> tuple[str, dict[str, Any]]:
     return f"[error: {exc.code.value} {exc.message}]", {"error": {"code": exc.code.value, "message": exc.message}}
 
 
-def _read_one(ctx: ToolContext, raw: str, room: int, *, truncated: bool) -> tuple[str, dict[str, Any]]:
-    path = ctx.fs.resolve(raw, Access.READ)
+def _read_one(ctx: ToolContext, path: ResolvedPath, room: int, *, truncated: bool) -> tuple[str, dict[str, Any]]:
     with ctx.fs.open_read(path) as fh:
         mime = binary_type(sample(fh), path.path.name)
         if mime is not None:
