@@ -41,7 +41,7 @@ def directory_tree(args: DirectoryTreeInput, ctx: ToolContext) -> ToolResult:
     tree = _Filler(root, ctx.budget - NOTICE_ROOM)
     globs = GlobFilter(args.exclude_globs)
     prune = (lambda rel, entry: globs.matches(rel)) if globs else None
-    for rel, depth, entry in ctx.fs.walk(path, max_depth=args.depth, prune=prune, breadth_first=True):
+    for rel, depth, entry in ctx.fs.walk(path, max_depth=args.depth, prune=prune, breadth_first=True, sizes=False):
         tree.offer(rel, entry, expand=entry.kind == "directory" and (args.depth is None or depth < args.depth))
         if tree.seen % 1000 == 0:
             ctx.check_cancelled()
