@@ -1,44 +1,55 @@
-"""Asking the user before a refusal stands: ``fsmcp.Refusal`` and MCP elicitation."""
+"""Asking the user before a refusal stands: ``fsmcp.Refusal`` and MCP elicitation.
 
-import types as pytypes
+The server runs as ``fsmcp serve`` over stdio, driven by the SDK's own client; the veto is the
+plugin ``asktest`` installed for the test (see conftest.py). Over HTTP: test_http.py.
+"""
 
+import json
+import os
+import select
+import subprocess
+import sys
+
+import anyio
 import pytest
+from mcp import types
 
-from fsmcp import Access, READ_ONLY, Refusal, Tool, ToolInput, hookimpl
-from fsmcp.testing import connect, host_for, text_of
+from fsmcp import Refusal
+from fsmcp.testing import serve_stdio, text_of
 
-
-class PathInput(ToolInput):
-    path: str
-
-
-def peek(args, ctx):
-    with ctx.fs.open_read(args.path) as fh:
-        return fh.read().decode()
-
-
-def _plugin() -> object:
-    module = pytypes.SimpleNamespace()
-
-    @hookimpl
-    def fsmcp_register_tools(register):
-        register(Tool("peek", "Read a file.", PathInput, peek, READ_ONLY))
-
-    @hookimpl
-    def fsmcp_check_path(path, access):
-        if path.path.name == ".env":
-            return Refusal("the file holds secrets", ask=f"The agent wants to {'read' if access is Access.READ else 'change'} .env")
-        return None
-
-    module.fsmcp_register_tools = fsmcp_register_tools
-    module.fsmcp_check_path = fsmcp_check_path
-    return module
+SECRET = "TOKEN=s3cret-c0ns3nt"
 
 
 @pytest.fixture
 def root(tmp_path):
-    (tmp_path / ".env").write_text("TOKEN=s3cret")
-    return tmp_path
+    top = tmp_path / "root"
+    top.mkdir()
+    (top / ".env").write_text(SECRET)
+    (top / "id_rsa").write_text("PRIVATE-KEY-BYTES")
+    (top / "plain.key").write_text("PLAIN-KEY-BYTES")
+    (top / "a.txt").write_text("hello")
+    return top
+
+
+class User:
+    """The client's user: answers each question as told, and remembers what was asked."""
+
+    def __init__(self, *answers):
+        self.answers = list(answers)
+        self.asked: list[types.ElicitRequestParams] = []
+
+    async def __call__(self, context, params):
+        self.asked.append(params)
+        answer = self.answers.pop(0)
+        if answer == "slow":
+            await anyio.sleep(60)
+        if answer in ("allow_once", "deny"):
+            return types.ElicitResult(action="accept", content={"answer": answer})
+        return types.ElicitResult(action=answer)
+
+
+def lines_of(log):
+    return [json.loads(line) for line in log.read_text().splitlines()]
 
 
 def test_a_refusal_is_its_reason_and_carries_its_question():
@@ -49,7 +60,180 @@ def test_a_refusal_is_its_reason_and_carries_its_question():
 
 
 @pytest.mark.anyio
-async def test_a_refusal_refuses_like_its_reason(root):
-    async with connect(host_for([root], [("consent", _plugin())])) as client:
-        result = await client.call_tool("peek", {"path": ".env"})
-    assert result.is_error and text_of(result) == "ACCESS_DENIED: '.env' is refused: the file holds secrets"
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_allow_once_serves_the_file_for_that_call_only_and_is_audited(root, asktest, tmp_path, mode):
+    user = User("allow_once", "deny")
+    log = tmp_path / "audit.jsonl"
+    args = ("--enable", "read,asktest", "--audit-log", str(log), str(root))
+    async with serve_stdio(*args, env=asktest, mode=mode, elicitation_callback=user) as client:
+        first = await client.call_tool("read_file", {"path": ".env"})
+        again = await client.call_tool("read_file", {"path": ".env"})
+    assert not first.is_error and SECRET in text_of(first)
+    assert again.is_error and text_of(again).startswith("ACCESS_DENIED: '.env' is refused: the file holds secrets")
+    assert SECRET not in text_of(again)
+    assert len(user.asked) == 2
+    real = str((root / ".env").resolve())
+    assert user.asked[0].message == f"The agent wants to read .env ({real}). Allow it this once, or deny?"
+    assert user.asked[0].requested_schema["properties"]["answer"]["enum"] == ["allow_once", "deny"]
+    allowed = [line for line in lines_of(log) if line.get("allowedOnce")]
+    assert len(allowed) == 1
+    assert allowed[0]["allowedOnce"] == [real] and allowed[0]["tool"] == "read_file" and allowed[0]["outcome"] == "ok"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_deny_leaves_the_refusal_saying_the_user_declined(root, asktest, mode):
+    user = User("deny", "decline", "cancel")
+    async with serve_stdio("--enable", "read,asktest", str(root), env=asktest, mode=mode, elicitation_callback=user) as client:
+        denied = await client.call_tool("read_file", {"path": ".env"})
+        declined = await client.call_tool("read_file", {"path": ".env"})
+        cancelled = await client.call_tool("read_file", {"path": ".env"})
+    assert text_of(denied) == "ACCESS_DENIED: '.env' is refused: the file holds secrets; the user was asked and declined."
+    assert text_of(declined) == text_of(denied)
+    assert text_of(cancelled) == "ACCESS_DENIED: '.env' is refused: the file holds secrets; the user was asked and dismissed the question."
+    assert len(user.asked) == 3
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_a_client_without_elicitation_gets_the_refusal_and_no_request(root, asktest, mode):
+    # Had the server asked, the SDK's client would have answered "Elicitation not supported"
+    # (handshake era) or failed the call (2026-07-28): the plain refusal shows it did not.
+    async with serve_stdio("--enable", "read,asktest", str(root), env=asktest, mode=mode) as client:
+        result = await client.call_tool("read_file", {"path": ".env"})
+    assert text_of(result) == "ACCESS_DENIED: '.env' is refused: the file holds secrets"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("how", ["flag", "file"])
+async def test_asking_turned_off_refuses_without_asking(root, asktest, tmp_path, how):
+    user = User("allow_once")
+    if how == "flag":
+        args = ["--no-ask"]
+    else:
+        (tmp_path / "fsmcp.toml").write_text("ask_user = false\n")
+        args = ["--config", str(tmp_path / "fsmcp.toml")]
+    async with serve_stdio(*args, "--enable", "read,asktest", str(root), env=asktest, elicitation_callback=user) as client:
+        result = await client.call_tool("read_file", {"path": ".env"})
+    assert text_of(result) == "ACCESS_DENIED: '.env' is refused: the file holds secrets"
+    assert user.asked == []
+
+
+@pytest.mark.anyio
+async def test_writes_and_plain_refusals_never_ask(root, asktest):
+    user = User()
+    async with serve_stdio("--enable", "read,write,asktest", str(root), env=asktest, elicitation_callback=user) as client:
+        write = await client.call_tool("write_file", {"path": ".env", "content": "PLANTED"})
+        plain = await client.call_tool("read_file", {"path": "plain.key"})
+    assert text_of(write) == "ACCESS_DENIED: '.env' is refused: the file holds secrets"
+    assert text_of(plain) == "ACCESS_DENIED: 'plain.key' is refused: keys are off limits"
+    assert user.asked == []
+    assert (root / ".env").read_text() == SECRET
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_several_refused_paths_in_one_call_are_asked_one_by_one(root, asktest, mode):
+    user = User("allow_once", "deny")
+    async with serve_stdio("--enable", "read,asktest", str(root), env=asktest, mode=mode, elicitation_callback=user) as client:
+        result = await client.call_tool("read_multiple_files", {"paths": [".env", "a.txt", "id_rsa"]})
+    text = text_of(result)
+    assert SECRET in text and "hello" in text and "PRIVATE-KEY-BYTES" not in text
+    assert "'id_rsa' is refused: the file holds secrets; the user was asked and declined." in text
+    assert [p.message.split(" (")[0] for p in user.asked] == ["The agent wants to read .env", "The agent wants to read id_rsa"]
+
+
+@pytest.mark.anyio
+async def test_an_unanswered_question_times_out_into_the_refusal(root, asktest, tmp_path):
+    (tmp_path / "fsmcp.toml").write_text("ask_timeout = 0.5\n")
+    user = User("slow")
+    args = ("--config", str(tmp_path / "fsmcp.toml"), "--enable", "read,asktest", str(root))
+    async with serve_stdio(*args, env=asktest, elicitation_callback=user) as client:
+        with anyio.fail_after(30):
+            result = await client.call_tool("read_file", {"path": ".env"})
+    assert text_of(result) == "ACCESS_DENIED: '.env' is refused: the file holds secrets; the user was asked and did not answer within 0.5 s."
+
+
+def test_ask_settings_are_checked(tmp_path):
+    def start(setting):
+        (tmp_path / "fsmcp.toml").write_text(setting + "\n")
+        command = [sys.executable, "-m", "fsmcp", "tools", "--config", str(tmp_path / "fsmcp.toml"), str(tmp_path)]
+        return subprocess.run(command, capture_output=True, text=True)
+
+    for good in ("ask_user = false", "ask_timeout = 300", "ask_timeout = 0.5"):
+        assert start(good).returncode == 0, (good, start(good).stderr)
+    for bad, says in (("ask_user = 1", "ask_user must be true or false"), ("ask_timeout = 0", "ask_timeout must be a number of seconds"),
+                      ('ask_timeout = "2m"', "ask_timeout must be a number of seconds")):
+        done = start(bad)
+        assert done.returncode == 2 and says in done.stderr, (bad, done.stderr)
+
+
+
+class Raw:
+    """``fsmcp serve`` spoken to line by line, as a client without the SDK would."""
+
+    def __init__(self, root, env, *args):
+        command = [sys.executable, "-m", "fsmcp", "serve", "--enable", "read,asktest", *args, str(root)]
+        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env={**os.environ, **env})
+
+    def send(self, message):
+        self.process.stdin.write(json.dumps(message).encode() + b"\n")
+        self.process.stdin.flush()
+
+    def receive(self):
+        ready, _, _ = select.select([self.process.stdout], [], [], 30)
+        assert ready, "the server did not answer within 30 s"
+        return json.loads(self.process.stdout.readline())
+
+    def close(self):
+        self.process.stdin.close()
+        self.process.wait(timeout=30)
+
+
+MODERN = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}
+
+
+def test_2026_07_28_asks_with_input_required_and_takes_each_answer_once(root, asktest):
+    server = Raw(root, asktest)
+    read = {"name": "read_file", "arguments": {"path": ".env"}, "_meta": MODERN}
+    try:
+        server.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": read})
+        asked = server.receive()["result"]
+        allow = {key: {"action": "accept", "content": {"answer": "allow_once"}} for key in asked.get("inputRequests", {})}
+        answered = {**read, "inputResponses": allow, "requestState": asked.get("requestState")}
+        server.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": answered})
+        served = server.receive()["result"]
+        server.send({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": answered})  # the same answer again
+        replayed = server.receive()["result"]
+        other = {**answered, "arguments": {"path": "./.env"}, "requestState": replayed.get("requestState")}
+        server.send({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": other})  # another call, the state of this one
+        elsewhere = server.receive()["result"]
+    finally:
+        server.close()
+    assert asked["resultType"] == "input_required" and list(asked["inputRequests"]) == ["fsmcp.ask.0"]
+    question = asked["inputRequests"]["fsmcp.ask.0"]
+    assert question["method"] == "elicitation/create" and question["params"]["mode"] == "form"
+    assert question["params"]["message"].startswith("The agent wants to read .env (")
+    assert question["params"]["requestedSchema"]["required"] == ["answer"]
+    assert served["resultType"] == "complete" and served["content"][0]["text"] == SECRET
+    assert replayed["resultType"] == "input_required" and SECRET not in json.dumps(replayed)
+    assert elsewhere["resultType"] == "input_required" and SECRET not in json.dumps(elsewhere)
+
+
+@pytest.mark.parametrize(("version", "mode"), [("2025-06-18", None), ("2025-11-25", "form")])
+def test_the_handshake_era_sends_elicitation_create_during_the_call(root, asktest, version, mode):
+    server = Raw(root, asktest)
+    try:
+        capabilities = {"elicitation": {}}
+        server.send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": version, "capabilities": capabilities, "clientInfo": {"name": "raw", "version": "0"}}})
+        server.receive()
+        server.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        server.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "read_file", "arguments": {"path": ".env"}}})
+        question = server.receive()
+        server.send({"jsonrpc": "2.0", "id": question["id"], "result": {"action": "accept", "content": {"answer": "allow_once"}}})
+        answer = server.receive()
+    finally:
+        server.close()
+    assert question["method"] == "elicitation/create"
+    assert question["params"].get("mode") == mode and question["params"]["requestedSchema"]["properties"]["answer"]["enum"] == ["allow_once", "deny"]
+    assert answer["id"] == 1 and answer["result"]["content"][0]["text"] == SECRET

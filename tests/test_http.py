@@ -324,3 +324,32 @@ def test_fsmcp_toml_sets_transport_port_token_file_and_more_origins(tmp_path):
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+@pytest.mark.anyio
+async def test_a_refused_read_is_put_to_the_user_over_http_too(tmp_path, asktest):
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / ".env").write_text("TOKEN=over-http")
+    token_file = tmp_path / "token"
+    token_file.write_text(TOKEN)
+    token_file.chmod(0o600)
+    process, errors = start(tmp_path, *HTTP, "--enable", "read,asktest", "--token-file", str(token_file), str(root), env=asktest)
+    answers = ["allow_once", "deny"]
+
+    async def user(context, params: types.ElicitRequestParams) -> types.ElicitResult:
+        return types.ElicitResult(action="accept", content={"answer": answers.pop(0)})
+
+    try:
+        served = Served(wait_for_url(process, errors), process.pid, root, errors)
+        async with session(served, elicitation_callback=user) as client:
+            allowed = await client.call_tool("read_file", {"path": ".env"})
+            denied = await client.call_tool("read_file", {"path": ".env"})
+        async with session(served) as client:
+            cannot = await client.call_tool("read_file", {"path": ".env"})
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+    assert "TOKEN=over-http" in text_of(allowed) and answers == []
+    assert text_of(denied) == "ACCESS_DENIED: '.env' is refused: the file holds secrets; the user was asked and declined."
+    assert text_of(cannot) == "ACCESS_DENIED: '.env' is refused: the file holds secrets"

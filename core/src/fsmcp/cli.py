@@ -37,6 +37,7 @@ def _parser() -> argparse.ArgumentParser:
     options.add_argument("--journal", metavar="DIR|off", help="the change journal's directory (default: $XDG_STATE_HOME/fsmcp/journal), or off")
     options.add_argument("--sandbox", choices=SANDBOX_MODES, help="confine started programs with Landlock: auto (default; warns where the kernel cannot), require (else withhold the tools that start programs), off")
     options.add_argument("--audit-log", metavar="FILE", help="append one JSON line per tool call to FILE (rotated at audit_log_max_bytes)")
+    options.add_argument("--no-ask", action="store_true", help="never ask the user to allow a refused read (MCP elicitation); the refusal stands")
     options.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"], help="stderr log level")
     roots = argparse.ArgumentParser(add_help=False)
     roots.add_argument("roots", nargs="*", metavar="DIR[:ro]", help="allowed root directories (default: the current directory); DIR:ro makes one read-only")
@@ -80,6 +81,8 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     }
     for name in ("transport", "host", "port", "token_file", "allow_hosts", "allow_origins"):
         cli_values[name] = getattr(args, name, None)
+    if args.no_ask:
+        file_values["ask_user"] = False  # build_settings keeps a file's value over a command line's False
     return build_settings(file_values, cli_values)
 
 

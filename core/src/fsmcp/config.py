@@ -66,6 +66,11 @@ class Settings:
     """The audit log's size at which it is rotated to ``FILE.1`` (and older ones shifted)."""
     audit_log_keep: int = 5
     """How many rotated audit logs are kept."""
+    ask_user: bool = True
+    """Let a read a policy refuses with a question (``fsmcp.Refusal``) be put to the client's user
+    (MCP elicitation: allow once / deny)."""
+    ask_timeout: float = 120.0
+    """Seconds the user has to answer before the refusal stands."""
     plugins: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def options(self, plugin: str) -> dict[str, Any]:
@@ -188,6 +193,10 @@ def _check(settings: Settings) -> None:
         raise ConfigError("audit_log_max_bytes must be a whole number of bytes, at least 4096")
     if not isinstance(settings.audit_log_keep, int) or settings.audit_log_keep < 0:
         raise ConfigError("audit_log_keep must be a whole number of rotated files to keep, 0 or more")
+    if not isinstance(settings.ask_user, bool):
+        raise ConfigError("ask_user must be true or false")
+    if not isinstance(settings.ask_timeout, (int, float)) or isinstance(settings.ask_timeout, bool) or not 0 < settings.ask_timeout <= 86400:
+        raise ConfigError("ask_timeout must be a number of seconds, more than 0 and at most 86400")
     for name in ("roots", "enable", "disable", "allow_hosts", "allow_origins"):
         value = getattr(settings, name)
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):

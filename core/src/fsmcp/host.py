@@ -13,13 +13,14 @@ import anyio
 from pydantic import BaseModel, ValidationError
 from pydantic.alias_generators import to_camel
 
-from . import current
+from . import consent, current
 from .change import Change
 from .audit import AuditLog
+from .audit import note as audit_note
 from .config import Settings
+from .consent import Consent
 from .context import ProgressSender, ToolContext
 from .errors import ErrorCode, ToolError
-from .names import echoed
 from .fs import FileSystem, os_error
 from .invalid import describe_invalid
 from .limits import check_length
@@ -144,9 +145,9 @@ class Host:
         resolved = self._ask_policy(raw, access, follow_links)
         check_length(resolved.path)
         named = self._named(raw, resolved)
-        for reason in self.pm.hook.fsmcp_check_path(path=resolved, access=access, named=named, settings=self.settings):
-            if reason:
-                raise ToolError(ErrorCode.ACCESS_DENIED, f"{echoed(raw)} is refused: {reason}")
+        reasons = [r for r in self.pm.hook.fsmcp_check_path(path=resolved, access=access, named=named, settings=self.settings) if r]
+        if reasons:
+            consent.refuse(raw, resolved, access, reasons)
         return resolved
 
     def _named(self, raw: str, resolved: ResolvedPath) -> str:
@@ -193,18 +194,43 @@ class Host:
     # -- calling ------------------------------------------------------------------------------
 
     async def call(
-        self, name: str, arguments: dict[str, Any] | None, *, send_progress: ProgressSender | None = None, session: Session | None = None
+        self,
+        name: str,
+        arguments: dict[str, Any] | None,
+        *,
+        send_progress: ProgressSender | None = None,
+        session: Session | None = None,
+        asking: Consent | None = None,
     ) -> dict[str, Any]:
-        """Run one tool call for ``session`` (one per client connection); every failure comes back as an ``isError`` result."""
+        """Run one tool call for ``session`` (one per client connection); every failure comes back as an ``isError`` result.
+
+        ``asking``: the transport can put questions to the client's user (see :mod:`fsmcp.consent`).
+        """
+        tool = self.tools.get(name)
+        if not self.settings.ask_user or tool is None or not tool.annotations.read_only:
+            asking = None
         with in_session(session) as client:
             if self.audit is None:
-                outcome = await self.run_named(name, arguments, send_progress=send_progress)
+                outcome = await self._consented(name, arguments, send_progress, asking)
             else:
                 with self.audit.recording(client.id, name, arguments) as line:
-                    outcome = await self.run_named(name, arguments, send_progress=send_progress)
+                    outcome = await self._consented(name, arguments, send_progress, asking)
                     if isinstance(outcome, ToolError):
                         line["outcome"] = outcome.code.value
-        return self.format(self.tools.get(name), outcome)
+                    if asking is not None:
+                        audit_note(**asking.audit())
+        return self.format(tool, outcome)
+
+    async def _consented(
+        self, name: str, arguments: dict[str, Any] | None, send_progress: ProgressSender | None, asking: Consent | None
+    ) -> ToolResult | ToolError:
+        if asking is None:
+            return await self.run_named(name, arguments, send_progress=send_progress)
+        while True:  # bounded: each round asks at least once more, and a call asks at most MAX_ASKS times
+            with asking.running():
+                outcome = await self.run_named(name, arguments, send_progress=send_progress)
+            if not await asking.settle():
+                return outcome
 
     async def run_named(
         self, name: str, arguments: dict[str, Any] | None, *, send_progress: ProgressSender | None = None, budget: int | None = None

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from . import __version__
 from .client_roots import ClientRoots
+from .consent import Consent, elicits_forms
 from .guard import Session
 from .host import Host
 
@@ -40,6 +41,11 @@ def _session(ctx: ServerRequestContext[Any]) -> Session:
     return ctx.session._connection.state.setdefault(_SESSION_KEY, Session())  # per MCP session, as the roots
 
 
+def _declared(ctx: ServerRequestContext[Any]) -> dict[str, Any]:
+    capabilities = ctx.session.client_capabilities
+    return capabilities.model_dump(by_alias=True, exclude_none=True) if capabilities is not None else {}
+
+
 def build_server(host: Host) -> Server[Any]:
     """One server for every HTTP session; each session's :class:`ClientRoots` end with it."""
     tools = [types.Tool.model_validate(t.wire()) for t in host.tools.values()]  # built once: the list never changes
@@ -60,8 +66,13 @@ def build_server(host: Host) -> Server[Any]:
         async def send_progress(done: float, total: float | None, message: str | None) -> None:
             await ctx.session.report_progress(done, total, message)
 
+        async def elicit(message: str, schema: dict[str, Any]) -> Any:
+            return await ctx.session.elicit_form(message, schema, related_request_id=ctx.request_id)
+
+        asking = Consent(host.settings.ask_timeout, ask=elicit) if elicits_forms(_declared(ctx)) else None
         with host.roots.viewing(client.view):
-            return types.CallToolResult.model_validate(await host.call(params.name, params.arguments, send_progress=send_progress, session=_session(ctx)))
+            result = await host.call(params.name, params.arguments, send_progress=send_progress, session=_session(ctx), asking=asking)
+            return types.CallToolResult.model_validate(result)
 
     async def on_roots_list_changed(ctx: ServerRequestContext[Any], params: types.NotificationParams | None) -> None:
         _client_roots(ctx, host).changed()  # asked again before the next tool call, which then sees the new roots

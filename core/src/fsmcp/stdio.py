@@ -7,6 +7,10 @@ tool calls they carry. The client's first request decides the era, by the rule t
 carries the 2026-07-28 envelope opens that era, in which every request carries the envelope,
 every result says its ``resultType`` and the server's name, and the server sends no requests:
 it asks for the client's roots with an ``input_required`` result instead of ``roots/list``.
+
+Asking the user (``elicitation/create``, :mod:`fsmcp.consent`) follows the same two ways: a
+request to the client in the middle of the call in the handshake era, an ``input_required``
+result whose answers come back with the client's next try of the same call in 2026-07-28.
 """
 
 from __future__ import annotations
@@ -20,8 +24,11 @@ import sys
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
+import anyio
+
 from . import __version__, shapes
 from .client_roots import ClientRoots
+from .consent import Consent, call_digest, elicits_forms, form
 from .wire import PipeWire, Wire
 from .workers import WORKERS
 
@@ -43,6 +50,8 @@ CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
 SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
 ROOTS_INPUT = "roots"
 """The key of the roots request in an ``input_required`` result, and of its answer."""
+MAX_PARKED = 64
+"""2026-07-28 calls waiting for their user's answers that one connection keeps, oldest dropped."""
 
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR = -32700, -32600, -32601, -32602, -32603
 UNSUPPORTED_PROTOCOL_VERSION = -32022
@@ -83,6 +92,9 @@ class Connection:
         self.session: Session | None = None
         """Made at the first call: what it needs is loaded then, not at start-up."""
         self.offers_roots = False
+        self.elicits = False
+        self.parked: dict[str, tuple[str, Consent]] = {}
+        """2026-07-28 calls waiting for their user's answers, by the ``requestState`` they were sent."""
         self.initialized = False
         self.version: str | None = None
         self.running: dict[Any, asyncio.Task[None]] = {}
@@ -205,6 +217,7 @@ class Connection:
         elif method == "initialize":
             asked = params["protocolVersion"]
             self.offers_roots = params["capabilities"].get("roots") is not None
+            self.elicits = elicits_forms(params["capabilities"])
             self.initialized = True
             self.version = asked if asked in HANDSHAKE_VERSIONS else HANDSHAKE_VERSIONS[-1]
             return {
@@ -260,6 +273,7 @@ class Connection:
                 await self.notify("notifications/progress", {k: v for k, v in note.items() if v is not None})
 
         try:
+            asking = None
             if self.modern:
                 responses = params.get("inputResponses")
                 if isinstance(responses, dict) and ROOTS_INPUT in responses:
@@ -268,29 +282,70 @@ class Connection:
                     # This era has no server-to-client requests: the client asks and calls again.
                     await self.reply(id_, self.complete({"inputRequests": {ROOTS_INPUT: {"method": "roots/list"}}}, "input_required"))
                     return
-            elif self.offers_roots and not self.roots.known:
-                await self.roots.ask(self.list_roots)
+                if elicits_forms(params["_meta"][CAPABILITIES_KEY]):
+                    asking = self.resumed(name, arguments, params.get("requestState"), responses)
+            else:
+                if self.offers_roots and not self.roots.known:
+                    await self.roots.ask(self.list_roots)
+                if self.elicits:
+                    asking = Consent(self.host.settings.ask_timeout, ask=self.elicit)
             if self.session is None:
                 from .guard import Session
 
                 self.session = Session()
             with self.host.roots.viewing(self.roots.view):
-                result = await self.host.call(name, arguments, send_progress=send_progress, session=self.session)
+                result = await self.host.call(name, arguments, send_progress=send_progress, session=self.session, asking=asking)
+            if asking is not None and asking.waiting:
+                await self.reply(id_, self.complete(self.park(name, arguments, asking), "input_required"))
+                return
         except Exception:
             log.exception("tools/call %s failed", name)
             await self.error(id_, INTERNAL_ERROR, "Internal error: the server's log (stderr) has the details")
             return
         await self.reply(id_, self.complete(result) if self.modern else result)
 
+    def resumed(self, name: str, arguments: Any, state: Any, responses: Any) -> Consent:
+        """A 2026-07-28 call's answers so far: those of its earlier rounds, and the user's latest."""
+        parked = self.parked.pop(state, None) if isinstance(state, str) else None
+        if parked is None or parked[0] != call_digest(name, arguments):
+            return Consent(self.host.settings.ask_timeout)
+        asking = parked[1]
+        asking.answer(responses if isinstance(responses, dict) else {})
+        return asking
+
+    def park(self, name: str, arguments: Any, asking: Consent) -> dict[str, Any]:
+        """The ``input_required`` result that puts ``asking``'s questions; kept until the call comes back once."""
+        state = os.urandom(16).hex()
+        self.parked[state] = (call_digest(name, arguments), asking)
+        while len(self.parked) > MAX_PARKED:
+            del self.parked[next(iter(self.parked))]
+        return {"inputRequests": asking.input_requests(), "requestState": state}
+
     async def list_roots(self) -> Any:
+        return await self.request("roots/list")
+
+    async def elicit(self, message: str, schema: dict[str, Any]) -> Any:
+        # ``mode`` came with 2025-11-25; an earlier client's strict reader may refuse it.
+        return await self.request("elicitation/create", form(message, schema, with_mode=(self.version or "") >= "2025-11-25"))
+
+    async def request(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        """Send a request to the client on the back-channel and wait for its answer."""
         if self.closed:
             raise ClientError("the client closed the connection")
         self.last_id += 1
         id_ = self.last_id
         self.asked[id_] = asyncio.get_running_loop().create_future()
         try:
-            await self.wire.send({"jsonrpc": "2.0", "id": id_, "method": "roots/list"})
+            await self.wire.send({"jsonrpc": "2.0", "id": id_, "method": method, **({"params": params} if params is not None else {})})
             return await self.asked[id_]
+        except asyncio.CancelledError:
+            if not self.closed:
+                with anyio.CancelScope(shield=True):  # so that the client stops asking its user
+                    try:
+                        await self.notify("notifications/cancelled", {"requestId": id_, "reason": "the server stopped waiting"})
+                    except ConnectionError:
+                        pass
+            raise
         finally:
             del self.asked[id_]
 
