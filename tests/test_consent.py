@@ -1,7 +1,7 @@
 """Asking the user before a refusal stands: ``fsmcp.Refusal`` and MCP elicitation.
 
-The server runs as ``fsmcp serve`` over stdio, driven by the SDK's own client; the veto is the
-plugin ``asktest`` installed for the test (see conftest.py). Over HTTP: test_http.py.
+The server runs as ``fsmcp serve`` over stdio, driven by the SDK's own client; the refusals are
+the default secrets policy's, which asks about reads. Over HTTP: test_http.py.
 """
 
 import json
@@ -14,10 +14,13 @@ import anyio
 import pytest
 from mcp import types
 
-from fsmcp import Refusal
+from fsmcp import Access, Refusal
+from fsmcp.defaults.secrets import refusal
 from fsmcp.testing import serve_stdio, text_of
 
 SECRET = "TOKEN=s3cret-c0ns3nt"
+READ = refusal(".env", Access.READ)
+"""The secrets policy's reason for refusing a read (the same for every file)."""
 
 
 @pytest.fixture
@@ -26,9 +29,36 @@ def root(tmp_path):
     top.mkdir()
     (top / ".env").write_text(SECRET)
     (top / "id_rsa").write_text("PRIVATE-KEY-BYTES")
-    (top / "plain.key").write_text("PLAIN-KEY-BYTES")
+    (top / "plain.txt").write_text("PLAIN-BYTES")
     (top / "a.txt").write_text("hello")
     return top
+
+
+ASKTEST = '''
+from fsmcp import hookimpl
+
+
+@hookimpl
+def fsmcp_check_path(path):
+    if path.path.name == "plain.txt":
+        return "keys are off limits"
+    return None
+'''
+
+
+@pytest.fixture
+def asktest(tmp_path):
+    """The environment of a server that finds the veto plugin ``asktest`` by its entry point.
+
+    It refuses ``plain.txt`` with a plain reason, which never asks.
+    """
+    site = tmp_path / "site"
+    dist = site / "fsmcp_asktest-0.1.dist-info"
+    dist.mkdir(parents=True)
+    (site / "fsmcp_asktest.py").write_text(ASKTEST)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: fsmcp-asktest\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text("[fsmcp]\nasktest = fsmcp_asktest\n")
+    return {"PYTHONPATH": os.pathsep.join([str(site), *filter(None, [os.environ.get("PYTHONPATH")])])}
 
 
 class User:
@@ -53,27 +83,27 @@ def lines_of(log):
 
 
 def test_a_refusal_is_its_reason_and_carries_its_question():
-    refusal = Refusal("the file holds secrets", ask="The agent wants to read .env")
-    assert refusal == "the file holds secrets" and isinstance(refusal, str)
-    assert refusal.ask == "The agent wants to read .env"
+    said = Refusal("the file holds secrets", ask="The agent wants to read .env")
+    assert said == "the file holds secrets" and isinstance(said, str)
+    assert said.ask == "The agent wants to read .env"
     assert Refusal("no").ask is None
 
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
-async def test_allow_once_serves_the_file_for_that_call_only_and_is_audited(root, asktest, tmp_path, mode):
+async def test_allow_once_serves_the_file_for_that_call_only_and_is_audited(root, tmp_path, mode):
     user = User("allow_once", "deny")
     log = tmp_path / "audit.jsonl"
-    args = ("--enable", "read,asktest", "--audit-log", str(log), str(root))
-    async with serve_stdio(*args, env=asktest, mode=mode, elicitation_callback=user) as client:
+    args = ("--enable", "read", "--audit-log", str(log), str(root))
+    async with serve_stdio(*args, mode=mode, elicitation_callback=user) as client:
         first = await client.call_tool("read_file", {"path": ".env"})
         again = await client.call_tool("read_file", {"path": ".env"})
     assert not first.is_error and SECRET in text_of(first)
-    assert again.is_error and text_of(again).startswith("ACCESS_DENIED: '.env' is refused: the file holds secrets")
+    assert again.is_error and text_of(again) == f"ACCESS_DENIED: '.env' is refused: {READ}; the user was asked and declined."
     assert SECRET not in text_of(again)
     assert len(user.asked) == 2
     real = str((root / ".env").resolve())
-    assert user.asked[0].message == f"The agent wants to read .env ({real}). Allow it this once, or deny?"
+    assert user.asked[0].message == f"The agent wants to read {root / '.env'}. Allow it this once, or deny?"
     assert user.asked[0].requested_schema["properties"]["answer"]["enum"] == ["allow_once", "deny"]
     allowed = [line for line in lines_of(log) if line.get("allowedOnce")]
     assert len(allowed) == 1
@@ -82,40 +112,40 @@ async def test_allow_once_serves_the_file_for_that_call_only_and_is_audited(root
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
-async def test_deny_leaves_the_refusal_saying_the_user_declined(root, asktest, mode):
+async def test_deny_leaves_the_refusal_saying_the_user_declined(root, mode):
     user = User("deny", "decline", "cancel")
-    async with serve_stdio("--enable", "read,asktest", str(root), env=asktest, mode=mode, elicitation_callback=user) as client:
+    async with serve_stdio("--enable", "read", str(root), mode=mode, elicitation_callback=user) as client:
         denied = await client.call_tool("read_file", {"path": ".env"})
         declined = await client.call_tool("read_file", {"path": ".env"})
         cancelled = await client.call_tool("read_file", {"path": ".env"})
-    assert text_of(denied) == "ACCESS_DENIED: '.env' is refused: the file holds secrets; the user was asked and declined."
+    assert text_of(denied) == f"ACCESS_DENIED: '.env' is refused: {READ}; the user was asked and declined."
     assert text_of(declined) == text_of(denied)
-    assert text_of(cancelled) == "ACCESS_DENIED: '.env' is refused: the file holds secrets; the user was asked and dismissed the question."
+    assert text_of(cancelled) == f"ACCESS_DENIED: '.env' is refused: {READ}; the user was asked and dismissed the question."
     assert len(user.asked) == 3
 
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
-async def test_a_client_without_elicitation_gets_the_refusal_and_no_request(root, asktest, mode):
+async def test_a_client_without_elicitation_gets_the_refusal_and_no_request(root, mode):
     # Had the server asked, the SDK's client would have answered "Elicitation not supported"
     # (handshake era) or failed the call (2026-07-28): the plain refusal shows it did not.
-    async with serve_stdio("--enable", "read,asktest", str(root), env=asktest, mode=mode) as client:
+    async with serve_stdio("--enable", "read", str(root), mode=mode) as client:
         result = await client.call_tool("read_file", {"path": ".env"})
-    assert text_of(result) == "ACCESS_DENIED: '.env' is refused: the file holds secrets"
+    assert text_of(result) == f"ACCESS_DENIED: '.env' is refused: {READ}"
 
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("how", ["flag", "file"])
-async def test_asking_turned_off_refuses_without_asking(root, asktest, tmp_path, how):
+async def test_asking_turned_off_refuses_without_asking(root, tmp_path, how):
     user = User("allow_once")
     if how == "flag":
         args = ["--no-ask"]
     else:
         (tmp_path / "fsmcp.toml").write_text("ask_user = false\n")
         args = ["--config", str(tmp_path / "fsmcp.toml")]
-    async with serve_stdio(*args, "--enable", "read,asktest", str(root), env=asktest, elicitation_callback=user) as client:
+    async with serve_stdio(*args, "--enable", "read", str(root), elicitation_callback=user) as client:
         result = await client.call_tool("read_file", {"path": ".env"})
-    assert text_of(result) == "ACCESS_DENIED: '.env' is refused: the file holds secrets"
+    assert text_of(result) == f"ACCESS_DENIED: '.env' is refused: {READ}"
     assert user.asked == []
 
 
@@ -124,34 +154,34 @@ async def test_writes_and_plain_refusals_never_ask(root, asktest):
     user = User()
     async with serve_stdio("--enable", "read,write,asktest", str(root), env=asktest, elicitation_callback=user) as client:
         write = await client.call_tool("write_file", {"path": ".env", "content": "PLANTED"})
-        plain = await client.call_tool("read_file", {"path": "plain.key"})
-    assert text_of(write) == "ACCESS_DENIED: '.env' is refused: the file holds secrets"
-    assert text_of(plain) == "ACCESS_DENIED: 'plain.key' is refused: keys are off limits"
+        plain = await client.call_tool("read_file", {"path": "plain.txt"})
+    assert text_of(write) == f"ACCESS_DENIED: '.env' is refused: {refusal('.env', Access.WRITE)}"
+    assert text_of(plain) == "ACCESS_DENIED: 'plain.txt' is refused: keys are off limits"
     assert user.asked == []
     assert (root / ".env").read_text() == SECRET
 
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
-async def test_several_refused_paths_in_one_call_are_asked_one_by_one(root, asktest, mode):
+async def test_several_refused_paths_in_one_call_are_asked_one_by_one(root, mode):
     user = User("allow_once", "deny")
-    async with serve_stdio("--enable", "read,asktest", str(root), env=asktest, mode=mode, elicitation_callback=user) as client:
+    async with serve_stdio("--enable", "read", str(root), mode=mode, elicitation_callback=user) as client:
         result = await client.call_tool("read_multiple_files", {"paths": [".env", "a.txt", "id_rsa"]})
     text = text_of(result)
     assert SECRET in text and "hello" in text and "PRIVATE-KEY-BYTES" not in text
-    assert "'id_rsa' is refused: the file holds secrets; the user was asked and declined." in text
-    assert [p.message.split(" (")[0] for p in user.asked] == ["The agent wants to read .env", "The agent wants to read id_rsa"]
+    assert f"'id_rsa' is refused: {READ}; the user was asked and declined." in text
+    assert [p.message for p in user.asked] == [f"The agent wants to read {root / name}. Allow it this once, or deny?" for name in (".env", "id_rsa")]
 
 
 @pytest.mark.anyio
-async def test_an_unanswered_question_times_out_into_the_refusal(root, asktest, tmp_path):
+async def test_an_unanswered_question_times_out_into_the_refusal(root, tmp_path):
     (tmp_path / "fsmcp.toml").write_text("ask_timeout = 0.5\n")
     user = User("slow")
-    args = ("--config", str(tmp_path / "fsmcp.toml"), "--enable", "read,asktest", str(root))
-    async with serve_stdio(*args, env=asktest, elicitation_callback=user) as client:
+    args = ("--config", str(tmp_path / "fsmcp.toml"), "--enable", "read", str(root))
+    async with serve_stdio(*args, elicitation_callback=user) as client:
         with anyio.fail_after(30):
             result = await client.call_tool("read_file", {"path": ".env"})
-    assert text_of(result) == "ACCESS_DENIED: '.env' is refused: the file holds secrets; the user was asked and did not answer within 0.5 s."
+    assert text_of(result) == f"ACCESS_DENIED: '.env' is refused: {READ}; the user was asked and did not answer within 0.5 s."
 
 
 def test_ask_settings_are_checked(tmp_path):
@@ -172,9 +202,9 @@ def test_ask_settings_are_checked(tmp_path):
 class Raw:
     """``fsmcp serve`` spoken to line by line, as a client without the SDK would."""
 
-    def __init__(self, root, env, *args):
-        command = [sys.executable, "-m", "fsmcp", "serve", "--enable", "read,asktest", *args, str(root)]
-        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env={**os.environ, **env})
+    def __init__(self, root, *args):
+        command = [sys.executable, "-m", "fsmcp", "serve", "--enable", "read", *args, str(root)]
+        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
 
     def send(self, message):
         self.process.stdin.write(json.dumps(message).encode() + b"\n")
@@ -193,8 +223,8 @@ class Raw:
 MODERN = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}
 
 
-def test_2026_07_28_asks_with_input_required_and_takes_each_answer_once(root, asktest):
-    server = Raw(root, asktest)
+def test_2026_07_28_asks_with_input_required_and_takes_each_answer_once(root):
+    server = Raw(root)
     read = {"name": "read_file", "arguments": {"path": ".env"}, "_meta": MODERN}
     try:
         server.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": read})
@@ -213,7 +243,7 @@ def test_2026_07_28_asks_with_input_required_and_takes_each_answer_once(root, as
     assert asked["resultType"] == "input_required" and list(asked["inputRequests"]) == ["fsmcp.ask.0"]
     question = asked["inputRequests"]["fsmcp.ask.0"]
     assert question["method"] == "elicitation/create" and question["params"]["mode"] == "form"
-    assert question["params"]["message"].startswith("The agent wants to read .env (")
+    assert question["params"]["message"] == f"The agent wants to read {root / '.env'}. Allow it this once, or deny?"
     assert question["params"]["requestedSchema"]["required"] == ["answer"]
     assert served["resultType"] == "complete" and served["content"][0]["text"] == SECRET
     assert replayed["resultType"] == "input_required" and SECRET not in json.dumps(replayed)
@@ -221,8 +251,8 @@ def test_2026_07_28_asks_with_input_required_and_takes_each_answer_once(root, as
 
 
 @pytest.mark.parametrize(("version", "mode"), [("2025-06-18", None), ("2025-11-25", "form")])
-def test_the_handshake_era_sends_elicitation_create_during_the_call(root, asktest, version, mode):
-    server = Raw(root, asktest)
+def test_the_handshake_era_sends_elicitation_create_during_the_call(root, version, mode):
+    server = Raw(root)
     try:
         capabilities = {"elicitation": {}}
         server.send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": version, "capabilities": capabilities, "clientInfo": {"name": "raw", "version": "0"}}})

@@ -22,6 +22,8 @@ import pytest
 from mcp import Client, types
 from mcp.client.streamable_http import streamable_http_client
 
+from fsmcp import Access
+from fsmcp.defaults.secrets import refusal
 from fsmcp.testing import text_of
 
 TOKEN = "correct-horse-battery-staple-42"
@@ -327,14 +329,14 @@ def test_fsmcp_toml_sets_transport_port_token_file_and_more_origins(tmp_path):
 
 
 @pytest.mark.anyio
-async def test_a_refused_read_is_put_to_the_user_over_http_too(tmp_path, asktest):
+async def test_a_refused_read_is_put_to_the_user_over_http_too(tmp_path):
     root = tmp_path / "root"
     root.mkdir()
     (root / ".env").write_text("TOKEN=over-http")
     token_file = tmp_path / "token"
     token_file.write_text(TOKEN)
     token_file.chmod(0o600)
-    process, errors = start(tmp_path, *HTTP, "--enable", "read,asktest", "--token-file", str(token_file), str(root), env=asktest)
+    process, errors = start(tmp_path, *HTTP, "--enable", "read", "--token-file", str(token_file), str(root))
     answers = ["allow_once", "deny"]
 
     async def user(context, params: types.ElicitRequestParams) -> types.ElicitResult:
@@ -351,5 +353,6 @@ async def test_a_refused_read_is_put_to_the_user_over_http_too(tmp_path, asktest
         process.terminate()
         process.wait(timeout=30)
     assert "TOKEN=over-http" in text_of(allowed) and answers == []
-    assert text_of(denied) == "ACCESS_DENIED: '.env' is refused: the file holds secrets; the user was asked and declined."
-    assert text_of(cannot) == "ACCESS_DENIED: '.env' is refused: the file holds secrets"
+    reason = f"ACCESS_DENIED: '.env' is refused: {refusal('.env', Access.READ)}"
+    assert text_of(denied) == f"{reason}; the user was asked and declined."
+    assert text_of(cannot) == reason

@@ -202,7 +202,9 @@ def elicits_forms(capabilities: Any) -> bool:
 
 
 def message(question: str, path: str) -> str:
-    return f"{question} ({shown(path)}). Allow it this once, or deny?"
+    """The question, naming the real path when the policy named it otherwise (through a link)."""
+    where = "" if shown(path) in question else f" ({shown(path)})"
+    return f"{question}{where}. Allow it this once, or deny?"
 
 
 def form(text: str, schema: dict[str, Any], with_mode: bool = True) -> dict[str, Any]:
