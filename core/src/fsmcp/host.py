@@ -120,7 +120,7 @@ class Host:
     def listing(self) -> list[dict[str, Any]]:
         """The tools as ``tools/list`` sends them (computed once: the list never changes)."""
         if self._listing is None:
-            self._listing = [tool.wire() for tool in self.tools.values()]
+            self._listing = [tool.wire(self.tools) for tool in self.tools.values()]
         return self._listing
 
     def clean(self) -> bool:

@@ -48,7 +48,7 @@ def _declared(ctx: ServerRequestContext[Any]) -> dict[str, Any]:
 
 def build_server(host: Host) -> Server[Any]:
     """One server for every HTTP session; each session's :class:`ClientRoots` end with it."""
-    tools = [types.Tool.model_validate(t.wire()) for t in host.tools.values()]  # built once: the list never changes
+    tools = [types.Tool.model_validate(t) for t in host.listing()]  # built once: the list never changes
 
     async def on_list_tools(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         return types.ListToolsResult(tools=tools)

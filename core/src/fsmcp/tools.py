@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import importlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -44,9 +44,9 @@ class ToolInput(BaseModel):
     accepted silently and never advertised, and the canonical name wins when both are given.
     A mutating tool declares ``expected_version: ExpectedVersion = None``; the host then checks
     it against the file named by the field ``versioned`` names before the tool runs (a list
-    field: it must hold exactly one path). ``items_said_elsewhere``: the items of its list fields
-    are another tool's arguments (``write_files``, ``edit_files``), which that tool describes; the
-    schema keeps their types, enums and ``required`` and drops their descriptions.
+    field: it must hold exactly one path). ``items_of`` names the tool whose arguments the items
+    of its list fields are (``write_files``: ``write_file``): where that tool is offered too, it
+    describes them, and here they are sent as plain objects.
     """
 
     model_config = ConfigDict(
@@ -54,7 +54,7 @@ class ToolInput(BaseModel):
     )
     aliases: ClassVar[dict[str, str]] = {}
     versioned: ClassVar[str] = "path"
-    items_said_elsewhere: ClassVar[bool] = False
+    items_of: ClassVar[str] = ""
 
     @model_validator(mode="before")
     @classmethod
@@ -96,14 +96,17 @@ class Tool:
     ``sandbox = "require"`` on a kernel that cannot confine them, it is not offered."""
     plugin: str = field(default="", compare=False)
 
-    def input_schema(self) -> dict[str, Any]:
+    def input_schema(self, offered: Collection[str] = ()) -> dict[str, Any]:
+        """The arguments' schema; ``offered``: the names of the tools offered beside this one."""
         schema = self.input_model.model_json_schema(by_alias=True)
-        if self.input_model.items_said_elsewhere:
-            for item in schema.get("$defs", {}).values():
-                for field in item.get("properties", {}).values():
-                    field.pop("description", None)
+        if self.input_model.items_of and self.input_model.items_of in offered:
+            for value in schema.get("properties", {}).values():
+                if "$ref" in value.get("items", {}):
+                    value["items"] = {"type": "object"}
         _inline_defs(schema)
         _compact(schema)
+        for value in schema.get("properties", {}).values():
+            _checked_by_the_server(value)
         schema.setdefault("properties", {})
         return schema
 
@@ -114,14 +117,14 @@ class Tool:
             self.function = getattr(importlib.import_module(module), name)
         return self.function
 
-    def wire(self) -> dict[str, Any]:
-        """The tool as ``tools/list`` sends it."""
+    def wire(self, offered: Collection[str] = ()) -> dict[str, Any]:
+        """The tool as ``tools/list`` sends it among the ``offered`` tools."""
         a = self.annotations
         listing: dict[str, Any] = {"name": self.name}
         if self.title:
             listing["title"] = self.title
         listing["description"] = self.description
-        listing["inputSchema"] = self.input_schema()
+        listing["inputSchema"] = self.input_schema(offered)
         if self.output_model is not None:
             listing["outputSchema"] = output = self.output_model.model_json_schema(by_alias=True)
             _inline_defs(output)
@@ -171,6 +174,24 @@ def _compact(schema: Any, optional_is_absent: bool = True) -> None:
     elif isinstance(schema, list):
         for value in schema:
             _compact(value, optional_is_absent)
+
+
+def _checked_by_the_server(schema: Any) -> None:
+    """A parameter's schema without what the server checks itself and the model need not be told:
+    that a list or a text is not empty, and that an item refuses unknown fields (the tool's own
+    schema says it of the arguments; a refused field's error names the accepted ones)."""
+    if isinstance(schema, dict):
+        if schema.get("minItems") == 1:
+            del schema["minItems"]
+        if schema.get("minLength") == 1:
+            del schema["minLength"]
+        if schema.get("additionalProperties") is False:
+            del schema["additionalProperties"]
+        for value in schema.values():
+            _checked_by_the_server(value)
+    elif isinstance(schema, list):
+        for value in schema:
+            _checked_by_the_server(value)
 
 
 def _inline_defs(schema: dict[str, Any]) -> None:

@@ -55,10 +55,10 @@ class EditItem(ToolInput):
 
     type: Literal["replace", "line"] = Field(
         "replace",
-        description='"line" edits whole lines by number (lineNumber, action, content).',
+        description='"line": by line number (lineNumber, action, content).',
     )
     old_text: str | SkipJsonSchema[None] = _optional(
-        "Text to replace, exactly (line endings aside); if not found, line by line ignoring indentation, which is kept."
+        "Exact text (line endings aside); if absent, matched ignoring indentation, which is kept."
     )
     new_text: str = Field(
         "",
@@ -66,25 +66,25 @@ class EditItem(ToolInput):
     )
     is_regex: bool = Field(
         False,
-        description="oldText is an ECMAScript regex (^ $ per line; . stops at line ends); any number of matches.",
+        description="oldText is an ECMAScript regex (^ $ per line).",
     )
-    case_insensitive: bool = Field(False, description="Match ignoring case (then no indentation fallback).")
+    case_insensitive: bool = Field(False, description="Ignore case (then no indentation fallback).")
     limit: int = Field(
         1,
         ge=0,
-        description="1: oldText must be unique (else NOT_UNIQUE, naming each line); 0: all; N: the first N.",
+        description="1: oldText must be unique, else NOT_UNIQUE; 0: all; N: the first N.",
     )
     expected_occurrences: Annotated[int, Field(ge=1)] | SkipJsonSchema[None] = _optional(
-        "Occurrences oldText must have, else EDIT_CONFLICT; all are replaced unless limit says otherwise.",
+        "Occurrences oldText must have (else EDIT_CONFLICT); all replaced unless limit is given.",
     )
     start_line: int | SkipJsonSchema[None] = _optional(
-        "Match only in lines startLine..endLine (negative: from the end); startLine alone: the first occurrence from it."
+        "Match in startLine..endLine only (negative: from the end); alone: the first occurrence from it."
     )
     end_line: int | SkipJsonSchema[None] = _optional(
         "Last line of that scope, or of a line edit's range (default lineNumber)."
     )
     near_line: int | SkipJsonSchema[None] = _optional(
-        "Of several occurrences, edit the one nearest this line."
+        "Of several occurrences, the one nearest this line."
     )
     line_number: int | SkipJsonSchema[None] = _optional(
         "1-based; negative from the end (-1: last); insert at 0: at the end."
@@ -192,14 +192,14 @@ def _unstring_arrays(data: Any, *fields: str) -> Any:
     return data
 
 
-_EDITS_DESCRIPTION = "Applied in order, each to the result of the ones before."
+_EDITS_DESCRIPTION = "In order, each on the result of those before."
 _DRY_RUN = "Return the diff, write nothing."
 
 
 class EditFileInput(ToolInput):
     aliases: ClassVar[dict[str, str]] = {"file": "path"}
 
-    path: str = Field(description="The file to edit.")
+    path: str
     edits: list[EditItem] = Field(min_length=1, description=_EDITS_DESCRIPTION)
     dry_run: bool = Field(False, description=_DRY_RUN)
     expected_version: ExpectedVersion = None
@@ -211,17 +211,17 @@ class EditFileInput(ToolInput):
 
 
 class EditFilesInput(ToolInput):
-    items_said_elsewhere: ClassVar[bool] = True
+    items_of: ClassVar[str] = "edit_file"
 
     paths: list[str] = Field(
         min_length=1,
         description="Files and globs (* ? ** {a,b} [..]).",
     )
-    edits: list[EditItem] = Field(min_length=1, description="As edit_file takes them, for every file.")
+    edits: list[EditItem] = Field(min_length=1, description="As edit_file takes them.")
     dry_run: bool = Field(False, description=_DRY_RUN)
     atomic: bool = Field(
         False,
-        description="If any file fails, write none (default: each file on its own).",
+        description="If any file fails, write none; default: each file on its own.",
     )
     expected_version: ExpectedVersion = None
     versioned: ClassVar[str] = "paths"

@@ -22,7 +22,7 @@ class WriteFileInput(ToolInput):
     )
     line_count: Annotated[int, Field(ge=0)] | SkipJsonSchema[None] = Field(
         None,
-        description="Lines content holds (a last one without newline counts); else INVALID_PARAMS, nothing written.",
+        description="Lines in content (a last one without newline counts); another count: INVALID_PARAMS.",
         json_schema_extra=lambda schema: schema.pop("default", None),
     )
     expected_version: ExpectedVersion = None
@@ -33,7 +33,7 @@ class FileItem(WriteFileInput):
 
 
 class WriteFilesInput(ToolInput):
-    items_said_elsewhere: ClassVar[bool] = True
+    items_of: ClassVar[str] = "write_file"
 
     files: list[FileItem] = Field(min_length=1, description="Each as write_file takes its arguments.")
 
@@ -44,7 +44,7 @@ class AppendFileInput(ToolInput):
     ensure_newline: bool = Field(
         True, description="End the text with a newline if it has none."
     )
-    create: bool = Field(False, description="Create a missing file, and its parents, instead of failing.")
+    create: bool = Field(False, description="Create a missing file and its parents.")
     expected_version: ExpectedVersion = None
 
 
@@ -70,7 +70,7 @@ class TransferInput(ToolInput):
     destination: str = Field(
         description="The full new path with the name, not only a directory; parents are created."
     )
-    overwrite: bool = Field(False, description="Replace an existing destination of the same type instead of failing.")
+    overwrite: bool = Field(False, description="Replace an existing destination of the same type.")
     expected_version: ExpectedVersion = None
     versioned: ClassVar[str] = "destination"
 
