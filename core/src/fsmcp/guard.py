@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 ExpectedVersion = Annotated[
     str | SkipJsonSchema[None],
     Field(
-        description="From get_file_info; EDIT_CONFLICT, nothing changed, if the file changed since.",
+        description="From get_file_info; else EDIT_CONFLICT.",
         json_schema_extra=lambda schema: schema.pop("default", None),
     ),
 ]

@@ -15,9 +15,9 @@ class CompressInput(ToolInput):
 
     paths: list[str] = Field(
         min_length=1,
-        description="Files, directories (stored whole, under their own name: src -> src/...) and globs (*, ?, [..], {a,b}, **).",
+        description="Files, directories (stored whole under their own name) and globs (* ? ** {a,b} [..]).",
     )
-    output: str = Field(description="The archive file.")
+    output: str
     format: Format | None = Field(
         None,
         description="Default: from output's extension (.tgz, .tbz2, .txz too), else zip.",
@@ -28,7 +28,7 @@ class CompressInput(ToolInput):
 
 
 class ExtractInput(ToolInput):
-    archive: str = Field(description="The archive.")
+    archive: str
     destination: str = Field(description="The directory; created when missing.")
     overwrite: bool = Field(
         False, description="Replace files and links members land on instead of failing."
@@ -38,5 +38,5 @@ class ExtractInput(ToolInput):
 
 
 class ListInput(ToolInput):
-    archive: str = Field(description="The archive.")
+    archive: str
     offset: int = Field(0, ge=0, description="Members to skip: go on where the budget cut a listing.")

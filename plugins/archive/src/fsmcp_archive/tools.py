@@ -29,8 +29,7 @@ def list_archive(args: ListInput, ctx: ToolContext) -> ToolResult:
 TOOLS = [
     Tool(
         "compress_files",
-        "Create a zip or tar archive, whole or not at all; empty directories, modes, non-ASCII names and links (as links) "
-        "are kept.",
+        "Create a zip or tar archive, whole or not at all, keeping empty directories, modes, non-ASCII names and links.",
         CompressInput,
         compress_files,
         OVERWRITES,
@@ -38,10 +37,8 @@ TOOLS = [
     ),
     Tool(
         "extract_archive",
-        "Extract a zip or tar archive (plain, gzip, bzip2, xz; known by content) into a directory, merging existing "
-        "directories. Every member is checked first: names or links landing outside, devices, and archives past the "
-        "size, member-count or compression-ratio limits are refused, nothing written. A failure leaves the "
-        "destination as it was.",
+        "Extract a zip or tar archive (plain, gzip, bzip2, xz) into a directory, merging existing directories; all "
+        "or nothing. Refused first: members landing outside, devices, archives past the size, count or ratio limits.",
         ExtractInput,
         extract_archive,
         OVERWRITES,
@@ -49,8 +46,8 @@ TOOLS = [
     ),
     Tool(
         "list_archive",
-        "List a zip or tar archive's members, one per line (type, mode, size, name, link target), after a totals line; "
-        "those extract_archive would refuse are marked.",
+        "A zip or tar archive's members (type, mode, size, name, link target) after a totals line; those "
+        "extract_archive refuses are marked.",
         ListInput,
         list_archive,
         READ_ONLY,

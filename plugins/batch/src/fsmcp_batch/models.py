@@ -45,7 +45,7 @@ class Operation(ToolInput):
 
     tool: str | SkipJsonSchema[None] = Field(
         None,
-        description="Any tool of this server but batch_operations.",
+        description="Any tool here but batch_operations.",
         json_schema_extra=_drop_default,
     )
     type: Literal["read", "write", "copy", "move", "delete", "append"] | SkipJsonSchema[None] = Field(
@@ -97,7 +97,7 @@ class BatchInput(ToolInput):
     )
     transactional: bool = Field(
         False,
-        description="On a failure, put back byte for byte all the batch changed. Refuses tools that change "
+        description="On a failure, put back all the batch changed, byte for byte; refuses tools that change "
         "files they do not name (run_command).",
     )
     parallel: bool = Field(

@@ -12,10 +12,9 @@ if TYPE_CHECKING:
     from fsmcp import ToolContext
     from fsmcp.config import Settings
 
-DESCRIPTION = """Several tool calls in one request, in order: fewer round trips, and with transactional \
-all or nothing. Every operation is checked before any runs. The first failure stops the batch (later operations: skipped). \
-Output per operation: "[N] tool OK" and its output, or "[N] tool ERROR CODE: message"; then a summary \
-(a transactional batch that stopped is an error, led by the failure's code)."""
+DESCRIPTION = """Several tool calls in one request, in order; with transactional, all or nothing. All are \
+checked first; the first failure stops the batch. Output per operation: "[N] tool OK" and its output, or \
+"[N] tool ERROR CODE: message"; then a summary."""
 
 
 async def batch_operations(args: BatchInput, ctx: ToolContext) -> ToolResult:

@@ -6,13 +6,13 @@ from fsmcp import DESTRUCTIVE, Tool
 
 from .models import EditFileInput, EditFilesInput
 
-EDIT_FILE = """Change parts of a text file: exact-text, regex or line edits, in order, all or nothing; \
-returns a unified diff. Bytes not edited stay as they were (line endings, BOM, encoding). \
-A whole new content: write_file; a diff: patch_apply; many files: edit_files."""
+EDIT_FILE = """Change parts of a text file by exact text, regex or line number, in order, all or nothing; \
+returns a unified diff. Bytes not edited stay (line endings, BOM, encoding). \
+Whole new content: write_file; a diff: patch_apply; many files: edit_files."""
 
 
-EDIT_FILES = """The edits of edit_file, applied to each of many files; reports each file as \
-"path: OK ..." or "path: [error CODE] ...". Preview with dryRun first."""
+EDIT_FILES = """edit_file's edits on many files; reports "path: OK ..." or "path: [error CODE] ..." \
+for each. Preview with dryRun first."""
 
 
 TOOLS = [

@@ -13,7 +13,7 @@ class ListChangesInput(ToolInput):
 
 class UndoChangeInput(ToolInput):
     id: int | None = Field(None, ge=1, description="From list_changes; default: the latest not undone.")
-    force: bool = Field(False, description="Restore paths changed since too, discarding those changes.")
+    force: bool = Field(False, description="Also restore paths changed since, losing those changes.")
 
 
 class ChangeEntry(BaseModel):

@@ -7,8 +7,7 @@ from .models import ListChangesInput, ListChangesOutput, UndoChangeInput, UndoCh
 TOOLS = [
     Tool(
         "list_changes",
-        "The server's journal of file changes, newest first: one per tool call that changed files, with id, "
-        "time, tool and paths.",
+        "The server's journal of file changes, newest first: one per tool call, with id, time, tool and paths.",
         ListChangesInput,
         "fsmcp_history.history:list_changes",
         READ_ONLY,
@@ -17,9 +16,8 @@ TOOLS = [
     ),
     Tool(
         "undo_change",
-        "Undo a change, all paths or none: each goes back byte for byte, modes too; created files go, deleted "
-        "trees return, moves go back. A path changed since is EDIT_CONFLICT unless force. The undo is a change: "
-        "undoing it redoes.",
+        "Undo a change (writes, creations, deletions, moves), all paths or none, byte for byte with modes. "
+        "EDIT_CONFLICT for a path changed since, unless force. Undoing an undo redoes.",
         UndoChangeInput,
         "fsmcp_history.history:undo_change",
         DESTRUCTIVE,

@@ -7,29 +7,28 @@ from typing import Literal
 from fsmcp import ExpectedVersion, ToolInput
 from pydantic import Field
 
-_PATH = "The .ipynb file."
 CellType = Literal["code", "markdown", "raw"]
 
 
 class ReadNotebookInput(ToolInput):
-    path: str = Field(description=_PATH)
+    path: str
     cells: list[int] | None = Field(None, description="Cell indexes (0-based); default all.")
-    outputs: bool = Field(True, description="Code cells' outputs, summarized (images named, long text cut).")
+    outputs: bool = Field(True, description="Code cells' outputs, summarized.")
 
 
 class CellEdit(ToolInput):
     op: Literal["insert", "replace", "delete", "move"]
     index: int | None = Field(
-        None, ge=0, description="The cell, 0-based, after the edits before; insert: the position (default: the end)."
+        None, ge=0, description="0-based, after earlier edits; insert: the position (default: the end)."
     )
     cell_id: str | None = Field(None, description="Instead of index.")
     source: str | None = Field(None, description="insert, replace: the cell's new text.")
     cell_type: CellType | None = Field(None, description="insert (default code), replace: the cell's type.")
-    to: int | None = Field(None, ge=0, description="move: the cell's new index.")
+    to: int | None = Field(None, ge=0, description="move: the new index.")
 
 
 class EditNotebookInput(ToolInput):
-    path: str = Field(description=_PATH)
-    edits: list[CellEdit] = Field(min_length=1, description="Applied in order; all or none.")
-    dry_run: bool = Field(False, description="Check and report the edits, write nothing.")
+    path: str
+    edits: list[CellEdit] = Field(min_length=1, description="In order.")
+    dry_run: bool = Field(False, description="Report the edits, write nothing.")
     expected_version: ExpectedVersion = None

@@ -14,5 +14,5 @@ class OutlineInput(ToolInput):
 
 
 class ReadSymbolInput(ToolInput):
-    path: str = Field(description="The source file.")
+    path: str
     name: str = Field(description="Dotted, as outline shows it (Class.method, a heading's text).")

@@ -7,9 +7,8 @@ from .models import OutlineInput, ReadSymbolInput
 TOOLS = [
     Tool(
         "outline",
-        "Map a source file before reading it: classes, functions, methods (Markdown: headings) with line ranges "
-        "and signatures. Python, Markdown, and languages with an installed tree-sitter grammar (an unknown "
-        "file's entry names them).",
+        "Map a source file before reading it: classes, functions, methods (Markdown: headings), with line ranges "
+        "and signatures. Python, Markdown and languages with an installed tree-sitter grammar.",
         OutlineInput,
         "fsmcp_outline.outline:outline",
         READ_ONLY,

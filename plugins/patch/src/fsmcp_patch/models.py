@@ -10,15 +10,15 @@ class PatchApplyInput(ToolInput):
     patch: str = Field(
         min_length=1,
         description=(
-            "diff -u, diff -ruN or git diff output, one file or many, a ```diff fence allowed. "
+            "diff -u, diff -ruN or git diff output, maybe in a ```diff fence. "
             "'--- /dev/null' creates a file, '+++ /dev/null' deletes one."
         ),
     )
     path: str | None = Field(
         default=None,
         description=(
-            "A directory the diff's names (a/ b/ dropped) are relative to; default: the workspace. Or the file "
-            "a one-file diff changes, whatever its headers say (needed without ---/+++ headers)."
+            "Directory the diff's names are relative to (default: the workspace), or the file a one-file diff "
+            "changes, whatever its headers say."
         ),
     )
     dry_run: bool = Field(default=False, description="Check every hunk, report what would change, write nothing.")

@@ -7,10 +7,9 @@ from fsmcp import DESTRUCTIVE, Tool
 from .models import PatchApplyInput
 
 DESCRIPTION = (
-    "Apply a unified diff to the files it names, all or nothing: nothing is written unless every hunk applies. "
-    "Hunk line numbers are hints: ' ' and '-' lines must match exactly (line endings aside), searched outward from "
-    "the hint; on a mismatch PATCH_FAILED shows them beside the closest lines found. Git renames and copies are "
-    "followed; CRLF, a BOM and a missing final newline are kept."
+    "Apply a unified diff to the files it names, all or nothing. Hunk line numbers are hints: ' ' and '-' lines "
+    "must match exactly (line endings aside), nearest first; else PATCH_FAILED shows the closest lines. Git "
+    "renames and copies are followed; line endings, BOM and a missing final newline are kept."
 )
 
 

@@ -26,7 +26,7 @@ def _line_range(value: Any) -> tuple[int, int | None]:
 class ReadFileInput(ToolInput):
     aliases: ClassVar[dict[str, str]] = {"file": "path"}
 
-    path: str = Field(description="The file.")
+    path: str
     encoding: Literal["auto", "utf-8", "base64", "hex"] = Field(
         "auto",
         description="auto: text, or image/blob for binary; utf-8: always text (bad bytes: U+FFFD); base64/hex: the exact bytes.",
@@ -39,7 +39,7 @@ class ReadFileInput(ToolInput):
     length: int | None = Field(None, ge=1, description="Bytes from offset.")
     line_numbers: bool = Field(False, description="Prefix each line 'N | '.")
     max_bytes: int | None = Field(
-        None, ge=1, description="FILE_TOO_LARGE for a whole file over this; ranges are not limited."
+        None, ge=1, description="FILE_TOO_LARGE for a whole file over this (not for ranges)."
     )
 
     @model_validator(mode="before")
@@ -78,9 +78,9 @@ class ReadMultipleInput(ToolInput):
 class ListDirectoryInput(ToolInput):
     aliases: ClassVar[dict[str, str]] = {"dir": "path", "excludePatterns": "excludeGlobs", "maxEntries": "maxResults"}
 
-    path: str = Field(".", description="The directory.")
+    path: str = "."
     recursive: bool = Field(False, description="Everything below, as relative paths.")
-    max_results: int = Field(1000, ge=1, description="Most entries; a notice counts the rest.")
+    max_results: int = Field(1000, ge=1, description="Most entries shown.")
     sizes: bool = Field(False, description="File sizes in bytes.")
     exclude_globs: ExcludeGlobs
 
@@ -88,7 +88,7 @@ class ListDirectoryInput(ToolInput):
 class DirectoryTreeInput(ToolInput):
     aliases: ClassVar[dict[str, str]] = {"excludePatterns": "excludeGlobs"}
 
-    path: str = Field(".", description="The tree's root.")
+    path: str = "."
     depth: int | None = Field(
         None, ge=0, description="Like find -maxdepth: 0 the root only; omitted: all."
     )

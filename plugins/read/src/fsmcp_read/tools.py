@@ -16,8 +16,8 @@ from .models import (
 TOOLS = [
     Tool(
         "read_file",
-        "Read a file, whole or a range of lines or bytes. Text comes as it is; images and other binary files as "
-        "image/blob content with a mimeType. Output over the budget is cut, with a note saying where to go on.",
+        "Read a file, whole or a range of lines or bytes: text as it is, images and other binary files as "
+        "image/blob content with a mimeType. Past the output budget, a note says where to go on.",
         ReadFileInput,
         "fsmcp_read.read_file:read_file",
         READ_ONLY,
@@ -25,8 +25,8 @@ TOOLS = [
     ),
     Tool(
         "read_multiple_files",
-        "Read several files in one call: a '<path>:\\n<content>' item each; a failure shows inline as "
-        "'[error: CODE message]'. They share the output budget; a cut file says where read_file can go on.",
+        "Read several files in one call: '<path>:\\n<content>' each, a failure as '[error: CODE message]'; "
+        "they share the output budget.",
         ReadMultipleInput,
         "fsmcp_read.multi:read_multiple_files",
         READ_ONLY,
@@ -34,7 +34,7 @@ TOOLS = [
     ),
     Tool(
         "list_directory",
-        "List a directory: a '[FILE] name', '[DIR] name' or '[LINK] name -> target' line per entry, by name.",
+        "A directory's entries by name: '[FILE] name', '[DIR] name' or '[LINK] name -> target' lines.",
         ListDirectoryInput,
         "fsmcp_read.listing:list_directory",
         READ_ONLY,
@@ -42,8 +42,8 @@ TOOLS = [
     ),
     Tool(
         "directory_tree",
-        "A directory's tree as compact JSON {name, type (file, directory, symlink), children}. Over the output "
-        "budget it is filled breadth-first; a directory whose children were left out has \"truncated\":true.",
+        "A directory's tree as compact JSON {name, type, children}; past the output budget, filled "
+        "breadth-first, cut directories marked \"truncated\":true.",
         DirectoryTreeInput,
         "fsmcp_read.tree:directory_tree",
         READ_ONLY,
@@ -51,8 +51,8 @@ TOOLS = [
     ),
     Tool(
         "get_file_info",
-        "Metadata of a file, directory or link (not its target): type, size, times (ISO-8601 UTC), permissions "
-        "(octal), a link's target, and the version expectedVersion takes.",
+        "Metadata of a file, directory or link (not its target): type, size, times (ISO-8601 UTC), octal "
+        "permissions, a link's target, the version for expectedVersion.",
         PathInput,
         "fsmcp_read.info:get_file_info",
         READ_ONLY,
@@ -61,8 +61,8 @@ TOOLS = [
     ),
     Tool(
         "list_allowed_directories",
-        "The directories this server may access, each (read-write) or (read-only). Every tool takes paths "
-        "absolute or relative to the workspace.",
+        "The directories this server may access, each (read-write) or (read-only). Tools take paths absolute "
+        "or relative to the workspace.",
         NoInput,
         "fsmcp_read.info:list_allowed_directories",
         READ_ONLY,

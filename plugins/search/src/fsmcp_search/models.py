@@ -11,8 +11,8 @@ from fsmcp import ExcludeGlobs, ToolInput
 MAX_CONTEXT_LINES = 50
 MAX_RESULTS = 10_000
 
-_DIRECTORY = "Searched recursively; default: the workspace."
-_IGNORED = "Also search what .gitignore and .git/info/exclude leave out, and .git."
+_DIRECTORY = "Default: the workspace."
+_IGNORED = "Also what .gitignore leaves out, and .git."
 
 
 def _one_or_many(value: Any) -> Any:
@@ -50,11 +50,11 @@ class GlobSearchInput(ToolInput):
     directory: str | None = Field(None, description=_DIRECTORY)
     globs: list[str] = Field(
         min_length=1,
-        description="** any depth, * ? within a name, {a,b}, [abc]. Relative to directory (*.py its own files, **/*.py at "
-        "any depth) or absolute.",
+        description="** any depth, * ? within a name, {a,b}, [abc]; relative to directory (*.py: its own files) or "
+        "absolute.",
     )
     exclude_globs: ExcludeGlobs
-    max_results: int = Field(1000, ge=0, description="Most files (0: no limit); a notice counts the rest.")
+    max_results: int = Field(1000, ge=0, description="Most files; 0: no limit.")
     include_ignored: bool = Field(False, description=_IGNORED)
 
     @field_validator("globs", "exclude_globs", mode="before")
@@ -68,18 +68,18 @@ class GrepFilesInput(ToolInput):
 
     regex: str = Field(
         min_length=1,
-        description="ECMAScript regex, matched per line; escape \\. \\* \\( for literal text. No lookaround or backreferences.",
+        description="ECMAScript, per line; escape \\. \\* \\( for literal text; no lookaround or backreferences.",
     )
     directory: str | None = Field(None, description=_DIRECTORY)
     globs: list[str] | None = Field(
         None,
-        description="Files to search: without '/' names at any depth (*.py), with '/' paths relative to directory "
-        "(src/**/*.ts), or absolute. Give directory, globs or both.",
+        description="Files to search: without '/' names at any depth (*.py), with '/' paths under directory, or "
+        "absolute. Give directory, globs or both.",
     )
     exclude_globs: ExcludeGlobs
     case_insensitive: bool = Field(False, description="Ignore case (grep -i).")
-    context_lines: int = Field(0, ge=0, le=MAX_CONTEXT_LINES, description="Lines shown around each match (grep -C).")
-    max_results: int = Field(500, ge=1, le=MAX_RESULTS, description="Most matching lines, all files together.")
+    context_lines: int = Field(0, ge=0, le=MAX_CONTEXT_LINES, description="Lines around each match (grep -C).")
+    max_results: int = Field(500, ge=1, le=MAX_RESULTS, description="Most matching lines in all.")
     include_ignored: bool = Field(False, description=_IGNORED)
 
     @field_validator("globs", "exclude_globs", mode="before")

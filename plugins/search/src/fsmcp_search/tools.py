@@ -12,7 +12,7 @@ TOOLS = [
     Tool(
         name="search_files",
         title="Find files by name",
-        description="Find files and directories whose name contains a text, at any depth: absolute paths, sorted. "
+        description="Files and directories whose name contains a text, at any depth: absolute paths, sorted. "
         "By glob: glob_search; by content: grep_files. " + _SKIPS,
         input_model=SearchFilesInput,
         function="fsmcp_search.names:search_files",
@@ -31,9 +31,8 @@ TOOLS = [
     Tool(
         name="grep_files",
         title="Search file contents",
-        description="Find the lines of files that match a regex, like grep -rn: path:line:text per match, "
-        "path-line-text for context, -- between groups, then [N matches]; a notice first when cut short. "
-        "Binary files are skipped. " + _SKIPS,
+        description="Lines matching a regex, like grep -rn: path:line:text, path-line-text for context, -- between "
+        "groups, then [N matches]. Binary files are skipped. " + _SKIPS,
         input_model=GrepFilesInput,
         function="fsmcp_search.grep:grep_files",
         annotations=READ_ONLY,

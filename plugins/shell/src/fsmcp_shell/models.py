@@ -13,9 +13,9 @@ from .report import MAX_OUTPUT_BYTES
 MAX_ARGS = 256
 MAX_ARG_CHARS = 8192
 
-_CWD = "Directory to run in; default: the workspace."
-_TIMEOUT = "Seconds, then its process group gets SIGTERM, SIGKILL after a grace period."
-_MAX_OUTPUT = "Bytes of stdout, and of stderr, to keep; the rest is counted, reported as cut."
+_CWD = "Default: the workspace."
+_TIMEOUT = "Seconds; then SIGTERM to its process group, later SIGKILL."
+_MAX_OUTPUT = "Bytes kept of stdout and of stderr each; the rest is counted."
 
 
 class _Limits(ToolInput):
@@ -47,7 +47,7 @@ class RunCommandInput(_Limits):
     args: list[str] = Field(
         default_factory=list,
         max_length=MAX_ARGS,
-        description="One string each, passed as they are: quotes, globs (*), ~, $VAR, ;, |, > and $(...) mean nothing.",
+        description="Passed as they are: quotes, globs, ~, $VAR, ;, |, > and $(...) mean nothing.",
     )
     working_directory: str | None = Field(None, description=_CWD)
     timeout: float = Field(30, gt=0, description=_TIMEOUT)

@@ -12,7 +12,7 @@ from .options import ShellOptions
 if TYPE_CHECKING:
     from fsmcp.config import Settings
 
-_OUTPUT = "Output: 'exit_code: N', 'stdout:', 'stderr:'; a non-zero exit code is a result, not an error."
+_OUTPUT = "Output: exit_code, stdout, stderr; a non-zero exit is a result, not an error."
 
 
 def tools_for(settings: Settings) -> list[Tool]:
@@ -22,10 +22,10 @@ def tools_for(settings: Settings) -> list[Tool]:
         Tool(
             name="run_command",
             title="Run an allowed command",
-            description=f"Run one allowed program directly, no shell: {{\"command\": \"grep\", \"args\": [\"-rn\", \"TODO\", \"src\"]}}. "
+            description=f"Run an allowed program without a shell: {{\"command\": \"grep\", \"args\": [\"-rn\", \"TODO\", \"src\"]}}. "
             f"Allowed: {', '.join(sorted(options.allow))}. "
-            "First, arguments that can name a file must lie in the allowed directories (else ACCESS_DENIED); options that write "
-            "files, run programs or follow links out are refused (COMMAND_NOT_ALLOWED). "
+            "Refused before running: file arguments outside the allowed directories (ACCESS_DENIED); options that write "
+            "files, run programs or follow links out (COMMAND_NOT_ALLOWED). "
             f"timeout at most {options.max_timeout:g}. " + _OUTPUT,
             input_model=RunCommandInput,
             function="fsmcp_shell.run:run_command",

@@ -22,12 +22,12 @@ class WatchFileInput(ToolInput):
     since: float | None = Field(
         None,
         ge=0,
-        description="Ms since the epoch: also files modified at or after it (as change; as create if made after it). "
-        "Default: 1 s ago on a path's first call, then none (the previous call covers it).",
+        description="Ms since the epoch: also files modified since (as change; create if made after it). "
+        "Default: 1 s ago on a path's first call, then none.",
     )
     wait_seconds: float = Field(
         0,
         ge=0,
         le=MAX_WAIT_SECONDS,
-        description="When nothing matches yet, wait this long for the next matching change; cancelling ends the wait.",
+        description="If nothing matches yet, wait this long for the next matching change; cancelling ends it.",
     )

@@ -20,9 +20,8 @@ from .models import (
 TOOLS = [
     Tool(
         "write_file",
-        "Create a file or replace its whole content, atomically: readers see the old file or the new, and a "
-        "failure leaves the old. Missing parents are created; a replaced file keeps its mode. Part of a file: "
-        "edit_file; at its end: append_file.",
+        "Create a file or replace its whole content, atomically. Missing parents are created; a replaced file "
+        "keeps its mode. Part of a file: edit_file; its end: append_file.",
         WriteFileInput,
         "fsmcp_write.content:write_file",
         OVERWRITES,
@@ -67,8 +66,8 @@ TOOLS = [
     ),
     Tool(
         "move_file",
-        "Move or rename a file, link or directory, also between allowed directories; a refused destination "
-        "leaves the source where it was.",
+        "Move or rename a file, link or directory, also across allowed directories; if the destination is "
+        "refused, the source stays.",
         TransferInput,
         "fsmcp_write.entries:move_file",
         DESTRUCTIVE,
