@@ -38,3 +38,18 @@ async def test_tools_list_matches_the_reference(server):
             idempotent,
             False,
         ), name
+
+
+async def test_write_files_items_are_described_by_write_file_when_it_is_offered(server):
+    """Offered beside write_file, write_files' items are plain objects (write_file describes them);
+    without write_file, they carry write_file's fields themselves."""
+    async with server() as s:
+        items = {t.name: t for t in (await s.client.list_tools()).tools}["write_files"].input_schema["properties"]["files"]["items"]
+    assert items == {"type": "object"}
+    async with server(disable=["write_file"]) as s:
+        listed = {t.name: t for t in (await s.client.list_tools()).tools}
+    assert "write_file" not in listed
+    items = listed["write_files"].input_schema["properties"]["files"]["items"]
+    assert items["required"] == ["path", "content"]
+    assert set(items["properties"]) == {"path", "content", "encoding", "lineCount", "expectedVersion"}
+    assert all(p.get("description") for p in items["properties"].values())
