@@ -121,7 +121,8 @@ def main(argv: list[str] | None = None) -> int:
         for tool, size in zip(host.tools.values(), sizes):
             print(f"{tool.name:<28} {tool.plugin:<14} {size:>6,}")
         if sizes:
-            console.say(f"{len(sizes)} tools, {sum(sizes):,} characters of definitions ({sum(sizes) // len(sizes):,} per tool)")
+            tools = f"{len(sizes)} tools" if len(sizes) != 1 else "1 tool"
+            console.say(f"{tools}, {sum(sizes):,} characters of definitions ({sum(sizes) // len(sizes):,} per tool)")
         return 0
     if args.command == "plugins":
         console.say(host.sandbox.describe())
