@@ -26,11 +26,12 @@ class _Program(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_Instruction))]
 
 
-def deny_landlock() -> None:
+def deny(syscall: int, error: int) -> None:
+    """From here on, ``syscall`` fails with ``error`` in this process and every one it starts."""
     program = (_Instruction * 4)(
         _Instruction(LOAD_SYSCALL_NUMBER, 0, 0, 0),  # seccomp_data.nr is at offset 0
-        _Instruction(JUMP_IF_EQUAL, 0, 1, SYS_LANDLOCK_CREATE_RULESET),
-        _Instruction(RETURN, 0, 0, RET_ERRNO | errno.ENOSYS),
+        _Instruction(JUMP_IF_EQUAL, 0, 1, syscall),
+        _Instruction(RETURN, 0, 0, RET_ERRNO | error),
         _Instruction(RETURN, 0, 0, RET_ALLOW),
     )
     libc = ctypes.CDLL(None, use_errno=True)
@@ -42,5 +43,5 @@ def deny_landlock() -> None:
 
 
 if __name__ == "__main__":
-    deny_landlock()
+    deny(SYS_LANDLOCK_CREATE_RULESET, errno.ENOSYS)
     os.execv(sys.executable, [sys.executable, *sys.argv[1:]])

@@ -126,6 +126,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "plugins":
         console.say(host.sandbox.describe())
+        console.say(host.sandbox.hiding())
         offered_tools = set(host.tools)
         for info in sorted(host.plugins, key=lambda i: (i.status == "default", i.name)):
             version = f"{info.distribution} {info.version}" if info.distribution else "built in"

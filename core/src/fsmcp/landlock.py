@@ -9,7 +9,7 @@ and structures below are those of the kernel's ``linux/landlock.h``.
 The ruleset is built in the server, where it costs nothing to the child: each grant opens its
 path with ``O_PATH`` and adds a rule on that inode. A rule on a directory covers everything
 beneath it; a rule on a file covers that file only, so a caller that must keep one file out of
-reach can grant its siblings one by one instead of their directory.
+reach can grant its siblings one by one instead of their directory (:attr:`Ruleset.hidden`).
 """
 
 from __future__ import annotations
@@ -107,6 +107,15 @@ class Ruleset:
     abi: int
     network: bool = False
     grants: dict[str, int] = field(default_factory=dict)
+    hidden: frozenset[str] = frozenset()
+    """Absolute paths (files, or directories and all beneath) that no grant may reach.
+
+    A grant on a directory above one is split: the directory and each directory between it and
+    the hidden path get their rights less reading and running files, every other entry beside
+    them the full rights. Rules hold on inodes, so a program can neither read a hidden file nor
+    one it creates in such a directory (it may create and write it: the write rights stay); a
+    hidden file can be overwritten or replaced, not read.
+    """
 
     def grant(self, path: str | os.PathLike[str], rights: int) -> None:
         """Allow ``rights`` on ``path`` and (for a directory) everything beneath it. Rights add up."""
@@ -128,12 +137,30 @@ class Ruleset:
         )
         fd = _call(SYS_LANDLOCK_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(ctypes.sizeof(attr)), ctypes.c_uint32(0))
         try:
-            for path, rights in self.grants.items():
+            for path, rights in self._split().items():
                 self._add(fd, path, rights & fs)
         except BaseException:
             os.close(fd)
             raise
         return fd
+
+    def _split(self) -> dict[str, int]:
+        if not self.hidden:
+            return self.grants
+        hidden = {os.path.normpath(h) for h in self.hidden}
+        above = {os.path.dirname(h) for h in hidden}
+        for path in list(above):
+            while path not in ("/", ""):
+                path = os.path.dirname(path)
+                above.add(path)
+        rules: dict[str, int] = {}
+        for path, rights in self.grants.items():
+            path = os.path.normpath(path)
+            if any(h == path or h.startswith(path.rstrip("/") + "/") for h in hidden):
+                _around(path, rights, hidden, above, rules)
+            else:
+                rules[path] = rules.get(path, 0) | rights
+        return rules
 
     @staticmethod
     def _add(ruleset: int, path: str, rights: int) -> None:
@@ -149,3 +176,21 @@ class Ruleset:
                 _call(SYS_LANDLOCK_ADD_RULE, ruleset, RULE_PATH_BENEATH, ctypes.byref(rule), ctypes.c_uint32(0))
         finally:
             os.close(target)
+
+
+def _around(directory: str, rights: int, hidden: set[str], above: set[str], rules: dict[str, int]) -> None:
+    if directory in hidden:
+        return
+    rules[directory] = rules.get(directory, 0) | (rights & ~(READ_FILE | EXECUTE))
+    try:
+        with os.scandir(directory) as entries:
+            children = [(e.path, e.is_symlink()) for e in entries]
+    except OSError:
+        return
+    for path, link in children:
+        if path in hidden or link:
+            continue  # a link is reached through its target's own rules, never granted as its target
+        if path in above:
+            _around(path, rights, hidden, above, rules)
+        else:
+            rules[path] = rules.get(path, 0) | rights

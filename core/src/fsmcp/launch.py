@@ -1,13 +1,23 @@
-"""The launcher every confined program starts through: ``python -I -S launch.py FD PROGRAM ARGV0 ARGS...``.
+"""The launcher every confined program starts through: ``python -I -S launch.py RULESET MASKS PROGRAM ARGV0 ARGS...``.
 
 It runs as a fresh, single-threaded interpreter, so what it does between the server's
 ``fork`` and the program's ``exec`` is plain code, not a ``preexec_fn`` in a copy of a threaded
 server (where a lock held by another thread at the fork would be held forever). The server has
-built the Landlock ruleset already and hands it over as descriptor ``FD``; here only the two
+built the Landlock ruleset already and hands it over as descriptor ``RULESET``; here only the
 calls that must be made by the process being confined are left: ``no_new_privs`` (which
 Landlock requires of an unprivileged caller, and which keeps set-user-ID programs from
 regaining what the ruleset takes away) and ``landlock_restrict_self``. Then ``exec``: the
 program starts already inside the ruleset, as do all its children.
+
+``MASKS`` is ``-``, or a descriptor to read the protected paths from (NUL-separated, absolute;
+a directory's ends with ``/``). Then, before the ruleset, the launcher enters a user and mount
+namespace of its own (``unshare`` is refused to a threaded process: this one is not) and mounts
+an empty read-only file (or directory) over each: the program, and everything it starts, reads
+nothing there, cannot write there, and cannot remove, rename or link what is mounted
+(EBUSY, EXDEV). The ruleset denies the program ``mount`` and ``umount``, so it cannot lift
+them. The user namespace maps every user and group the launcher knows to itself, so file
+ownership and permissions read as before. ``launch.py --probe`` does the same on nothing and
+says by its status whether this system allows it.
 
 Standard library only, and nothing imported that is not needed: this file is run by path with
 ``-S``, and every millisecond here is added to every program the server starts.
@@ -20,25 +30,152 @@ import sys
 SYS_LANDLOCK_CREATE_RULESET = 444
 SYS_LANDLOCK_ADD_RULE = 445
 SYS_LANDLOCK_RESTRICT_SELF = 446
-"""The same numbers on every architecture: the three calls came after the tables were unified."""
+SYS_OPEN_TREE, SYS_MOVE_MOUNT, SYS_FSOPEN, SYS_FSCONFIG, SYS_FSMOUNT = 428, 429, 430, 431, 432
+"""The same numbers on every architecture: these calls came after the tables were unified."""
 PR_SET_NO_NEW_PRIVS = 38
+CLONE_NEWNS, CLONE_NEWUSER = 0x00020000, 0x10000000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 8, 32, 4096, 16384, 1 << 18
+FSCONFIG_SET_STRING, FSCONFIG_CMD_CREATE = 1, 6
+OPEN_TREE_CLONE, AT_RECURSIVE, MOVE_MOUNT_F_EMPTY_PATH, AT_FDCWD = 1, 0x8000, 0x4, -100
 CANNOT_CONFINE = 126
 """Exit status when the program was not started because it could not be confined."""
 
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.syscall.restype = ctypes.c_long
+
+
+def _check(result: int, what: str) -> int:
+    if result < 0:
+        raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()), what)
+    return result
+
 
 def confine(fd: int) -> None:
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
-        raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
-    if libc.syscall(SYS_LANDLOCK_RESTRICT_SELF, fd, 0) != 0:
-        raise OSError(ctypes.get_errno(), "landlock_restrict_self")
+    _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(PR_SET_NO_NEW_PRIVS)")
+    _check(_libc.syscall(SYS_LANDLOCK_RESTRICT_SELF, fd, 0), "landlock_restrict_self")
     os.close(fd)
 
 
-def main(argv: list[str]) -> int:
-    fd, program, args = int(argv[1]), argv[2], argv[3:]
+def _write(path: str, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY)
     try:
-        confine(fd)
+        os.write(fd, text.encode())
+    finally:
+        os.close(fd)
+
+
+def _identity(kind: str) -> str:
+    with open(f"/proc/self/{kind}_map") as f:
+        return "".join(f"{first} {first} {count}\n" for first, _, count in (line.split() for line in f))
+
+
+def enter_namespace() -> None:
+    """A user and mount namespace of this process's own, ids unchanged, mounts no longer shared.
+
+    An unprivileged launcher maps its own user and group only (all the kernel allows it). A
+    privileged one maps every id it knows, so that its programs keep the right to open files of
+    other owners; the kernel takes such a map only from a writer outside the new namespace, so
+    a child forked before ``unshare`` writes it.
+    """
+    uid, gid = os.geteuid(), os.getegid()
+    if uid != 0:
+        _check(_libc.unshare(CLONE_NEWUSER | CLONE_NEWNS), "unshare")
+        _write("/proc/self/setgroups", "deny")  # the kernel's condition for an unprivileged gid map
+        _write("/proc/self/uid_map", f"{uid} {uid} 1")
+        _write("/proc/self/gid_map", f"{gid} {gid} 1")
+    else:
+        maps = {"uid": _identity("uid"), "gid": _identity("gid")}
+        ready, go = os.pipe()
+        me = os.getpid()
+        writer = os.fork()
+        if writer == 0:
+            os.close(go)
+            status = 1
+            try:
+                if os.read(ready, 1) == b"1":
+                    for kind, text in maps.items():
+                        _write(f"/proc/{me}/{kind}_map", text)
+                    status = 0
+            finally:
+                os._exit(status)
+        os.close(ready)
+        entered = _libc.unshare(CLONE_NEWUSER | CLONE_NEWNS) == 0
+        errno = ctypes.get_errno()
+        os.write(go, b"1" if entered else b"0")
+        os.close(go)
+        _, status = os.waitpid(writer, 0)
+        if not entered:
+            raise OSError(errno, os.strerror(errno), "unshare")
+        if status != 0:
+            raise OSError(1, "the identity maps could not be written", "uid_map")
+    _check(_libc.mount(None, b"/", None, ctypes.c_ulong(MS_REC | MS_PRIVATE), None), "mount --make-rprivate /")
+
+
+def empty_tree() -> int:
+    """A detached tmpfs mount holding an empty file ``f`` and an empty directory ``d``, mounted nowhere."""
+    fs = _check(_libc.syscall(SYS_FSOPEN, b"tmpfs", 1), "fsopen(tmpfs)")  # FSOPEN_CLOEXEC
+    try:
+        _check(_libc.syscall(SYS_FSCONFIG, fs, FSCONFIG_SET_STRING, b"size", b"4k", 0), "fsconfig(size)")
+        _check(_libc.syscall(SYS_FSCONFIG, fs, FSCONFIG_CMD_CREATE, None, None, 0), "fsconfig(create)")
+        tree = _check(_libc.syscall(SYS_FSMOUNT, fs, 1, 0), "fsmount")  # FSMOUNT_CLOEXEC
+    finally:
+        os.close(fs)
+    os.close(os.open("f", os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o444, dir_fd=tree))
+    os.mkdir("d", 0o555, dir_fd=tree)
+    return tree
+
+
+def mask(tree: int, path: str) -> None:
+    """Mount ``tree``'s empty file (or directory, for a path ending in ``/``) over ``path``, read-only."""
+    source = b"d" if path.endswith("/") else b"f"
+    target = os.fsencode(path.rstrip("/") or "/")
+    clone = _check(_libc.syscall(SYS_OPEN_TREE, tree, source, OPEN_TREE_CLONE | os.O_CLOEXEC), "open_tree")
+    try:
+        _check(_libc.syscall(SYS_MOVE_MOUNT, clone, b"", AT_FDCWD, target, MOVE_MOUNT_F_EMPTY_PATH), f"move_mount {path}")
+    finally:
+        os.close(clone)
+    flags = MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC
+    _check(_libc.mount(None, target, None, ctypes.c_ulong(flags), None), f"remount read-only {path}")
+
+
+def hide(fd: int) -> None:
+    with os.fdopen(fd, "rb") as f:
+        paths = [os.fsdecode(p) for p in f.read().split(b"\0") if p]
+    if not paths:
+        return
+    enter_namespace()
+    tree = empty_tree()
+    try:
+        for path in paths:
+            try:
+                mask(tree, path)
+            except FileNotFoundError:
+                pass  # removed since the server listed it: nothing left to hide
+    finally:
+        os.close(tree)
+    # The working directory was entered before the masks: enter it again through them.
+    os.chdir(os.getcwd())
+
+
+def probe() -> int:
+    """0 when this system lets the launcher hide files (user namespaces allowed, tmpfs mountable in one)."""
+    try:
+        enter_namespace()
+        os.close(empty_tree())
+    except OSError:
+        return 1
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    if argv[1:] == ["--probe"]:
+        return probe()
+    ruleset, masks, program, args = argv[1], argv[2], argv[3], argv[4:]
+    try:
+        if masks != "-":
+            hide(int(masks))
+        if ruleset != "-":
+            confine(int(ruleset))
     except OSError as exc:
         print(f"fsmcp: {program} was not started: it could not be confined ({exc.filename}: {exc.strerror})", file=sys.stderr)
         return CANNOT_CONFINE

@@ -26,12 +26,14 @@ from typing import IO, TYPE_CHECKING, Any
 import anyio
 import anyio.abc
 
+from . import masks
 from .errors import ErrorCode, ToolError
 
 if TYPE_CHECKING:
     from . import landlock
     from .config import Settings
     from .context import ToolContext
+    from .protected import ProtectedNames
     from .tools import Tool
 
 MODES = ("auto", "require", "off")
@@ -117,6 +119,17 @@ class Sandbox:
             return "programs NOT confined (sandbox = off)"
         return f"programs NOT confined: this kernel offers no Landlock (sandbox = {self.mode})"
 
+    def hiding(self) -> str:
+        """How protected files are kept from programs, for ``fsmcp plugins``."""
+        if not self.confines:
+            return "protected files NOT hidden from programs: only their arguments are checked"
+        if masks.can_mount():
+            return "protected files hidden from programs by read-only empty mounts over them (a user namespace each)"
+        return (
+            "protected files hidden from programs by Landlock alone (this system allows no user namespace): "
+            "a program cannot read back a file it creates in a directory holding one"
+        )
+
     def gate(self, tools: dict[str, Tool]) -> tuple[dict[str, Tool], str | None]:
         """The tools to offer, and what to say about it on stderr at start-up (once), if anything.
 
@@ -172,11 +185,22 @@ async def start_program(
         if sandbox.mode == "require":
             raise ToolError(ErrorCode.PERMISSION_DENIED, f"{argv[0]} was not started: the operator requires confinement (sandbox = require) and this kernel offers no Landlock")
         return await anyio.open_process([program, *argv[1:]], **options)
-    fd = ruleset(ctx, sandbox.abi, program, writes=writes, network=network, runs=runs).build()
+    hidden = await anyio.to_thread.run_sync(masks.protected, protected_roots(ctx))
+    mounts = bool(hidden) and await anyio.to_thread.run_sync(masks.can_mount)
+    fd = ruleset(ctx, sandbox.abi, program, writes=writes, network=network, runs=runs, hidden=() if mounts else hidden).build()
+    listed = masks.listing(hidden) if mounts else None
+    fds = (fd,) if listed is None else (fd, listed)
     try:
-        return await anyio.open_process([sys.executable, "-I", "-S", _LAUNCHER, str(fd), program, *argv], pass_fds=(fd,), **options)
+        launcher = [sys.executable, "-I", "-S", _LAUNCHER, str(fd), "-" if listed is None else str(listed)]
+        return await anyio.open_process([*launcher, program, *argv], pass_fds=fds, **options)
     finally:
-        os.close(fd)
+        for each in fds:
+            os.close(each)
+
+
+def protected_roots(ctx: ToolContext) -> list[tuple[str, ProtectedNames]]:
+    """The call's roots that protect some names, with those names."""
+    return [(str(root.path), names) for root in ctx.fs.roots.roots if (names := ctx.protected(root))]
 
 
 @functools.cache
@@ -184,11 +208,13 @@ def _sandbox(mode: str) -> Sandbox:
     return Sandbox(mode)
 
 
-def ruleset(ctx: ToolContext, abi: int, program: str, *, writes: bool, network: bool, runs: Sequence[str] = ()) -> landlock.Ruleset:
-    """Every grant a program started for this call gets."""
+def ruleset(
+    ctx: ToolContext, abi: int, program: str, *, writes: bool, network: bool, runs: Sequence[str] = (), hidden: Sequence[str] = ()
+) -> landlock.Ruleset:
+    """Every grant a program started for this call gets; none reaches ``hidden``."""
     from . import landlock
 
-    rules = landlock.Ruleset(abi, network=network)
+    rules = landlock.Ruleset(abi, network=network, hidden=frozenset(hidden))
     for root in ctx.fs.roots.roots:
         rules.grant(root.path, landlock.RUN)
         if writes and ctx.fs.roots.writable(root):

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 
@@ -46,6 +46,9 @@ class ProtectedNames:
         self._rules = [rule for g in self.globs if (rule := _compile(g)) is not None]
         self._decided: dict[str, bool] = {}
         """Each folded path's own answer: every call checks the same few directories again."""
+        self._any_name = _union(r for r in self._rules if not r.negated and not r.anchored)
+        self._any_path = _union(r for r in self._rules if not r.negated and r.anchored)
+        """What some rule protects, in one expression each: most names meet none, and are answered by it."""
 
     def __bool__(self) -> bool:
         return any(not r.negated for r in self._rules)
@@ -68,6 +71,15 @@ class ProtectedNames:
             if decided:
                 return True
         return False
+
+    def protects(self, relpath: str) -> bool:
+        """Whether ``relpath`` is protected by its own name or path, its directories not asked: for a
+        walk that does not enter a protected directory. Nothing is remembered."""
+        path = fold(relpath)
+        name = path.rpartition("/")[2]
+        if (self._any_name is None or not self._any_name.fullmatch(name)) and (self._any_path is None or not self._any_path.fullmatch(path)):
+            return False
+        return self._decide(path, name)
 
     def _decide(self, path: str, name: str) -> bool:
         protected = False
@@ -92,6 +104,11 @@ class ProtectedNames:
             glob = rule.glob if not rule.anchored or rule.glob.startswith("**/") else "/" + rule.glob
             args += ["--iglob", "!" + glob]
         return args
+
+
+def _union(rules: Iterable[_Rule]) -> re.Pattern[str] | None:
+    patterns = [f"(?:{rule.regex.pattern})" for rule in rules]
+    return re.compile("|".join(patterns)) if patterns else None
 
 
 def _compile(raw: str) -> _Rule | None:

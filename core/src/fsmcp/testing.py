@@ -100,12 +100,21 @@ class _InProcess:
 
 @asynccontextmanager
 async def serve_stdio(
-    *serve_args: str, cwd: str | Path | None = None, env: dict[str, str] | None = None, mode: str = "legacy", **client_options: Any
+    *serve_args: str,
+    cwd: str | Path | None = None,
+    env: dict[str, str] | None = None,
+    mode: str = "legacy",
+    under: str | Path | None = None,
+    **client_options: Any,
 ) -> AsyncIterator[Client]:
-    """The real ``python -m fsmcp serve <serve_args>`` over stdio, with the SDK's client (``mode`` as for ``connect``)."""
+    """The real ``python -m fsmcp serve <serve_args>`` over stdio, with the SDK's client (``mode`` as for ``connect``).
+
+    ``under``: a script the interpreter runs instead, which sets the process up and then runs
+    ``python ARGS...`` (a filter that makes a system call fail as an older kernel's would).
+    """
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "fsmcp", "serve", *serve_args],
+        args=[*([str(under)] if under else []), "-m", "fsmcp", "serve", *serve_args],
         cwd=str(cwd) if cwd else None,
         env={**os.environ, **(env or {})},
     )

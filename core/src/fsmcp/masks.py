@@ -1,0 +1,150 @@
+"""The protected files a started program must not read: found by a walk of the roots at each
+start, then hidden by the launcher's mounts (or, where this system allows no user namespace, left
+out of the Landlock ruleset).
+
+The walk lists what exists when the program starts; a protected file created afterwards, by the
+program or anyone else, is not hidden from that program (the next one started hides it).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from .errors import ErrorCode, ToolError
+
+MAX_ENTRIES = 500_000
+"""Entries one walk may read before it gives up: past that a program is not started (the walk
+would cost seconds at every start)."""
+RACY_NS = 2_000_000_000
+"""A directory changed this recently is read again at the next start: a change within the same
+tick of its file system's clock would leave its time stamp as it was."""
+
+_LAUNCHER = str(Path(__file__).with_name("launch.py"))
+
+
+class Names(Protocol):
+    def protects(self, relpath: str) -> bool: ...
+
+
+@dataclass(frozen=True)
+class _Dir:
+    stamp: tuple[int, int, int, int]
+    """Device, inode, modification and change times: any entry added, removed or renamed changes it."""
+    found: tuple[str, ...]
+    below: tuple[tuple[str, str], ...]
+    """The directories to walk on: (path, path relative to the root, ``/``-terminated)."""
+
+
+class Finder:
+    """The protected paths beneath one root, for one set of names.
+
+    A directory whose time stamps have not changed since the last walk is not read again (a
+    stat instead of reading and matching every entry), so a walk of a large tree costs a stat
+    per directory once the tree is known.
+    """
+
+    def __init__(self, root: str, names: Names):
+        self.root = root
+        self.names = names
+        self._dirs: dict[str, _Dir] = {}
+        self._lock = threading.Lock()
+
+    def find(self, limit: int = MAX_ENTRIES) -> list[str]:
+        with self._lock:
+            return self._find(limit)
+
+    def _find(self, limit: int) -> list[str]:
+        now = time.time_ns()
+        found: list[str] = []
+        kept: dict[str, _Dir] = {}
+        read = 0
+        stack = [(self.root, "")]
+        while stack:
+            directory, rel = stack.pop()
+            try:
+                st = os.stat(directory, follow_symlinks=False)
+            except OSError:
+                continue
+            stamp = (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
+            known = self._dirs.get(directory)
+            if known is None or known.stamp != stamp:
+                known, count = self._read(directory, rel, stamp)
+                read += count
+                if read > limit:
+                    raise ToolError(
+                        ErrorCode.PERMISSION_DENIED,
+                        f"{self.root} holds more than {limit:,} entries, too many to look for protected files before a program starts; "
+                        "the program was not started. Narrow the roots (or the client's roots) to the project's directory",
+                    )
+            if now - max(st.st_mtime_ns, st.st_ctime_ns) > RACY_NS:
+                kept[directory] = known
+            found += known.found
+            stack += known.below
+        self._dirs = kept
+        return found
+
+    def _read(self, directory: str, rel: str, stamp: tuple[int, int, int, int]) -> tuple[_Dir, int]:
+        try:
+            with os.scandir(directory) as it:
+                entries = list(it)
+        except OSError:
+            return _Dir(stamp, (), ()), 0  # unreadable to the server: to its programs too
+        found: list[str] = []
+        below: list[tuple[str, str]] = []
+        for entry in entries:
+            relpath = rel + entry.name
+            try:
+                folder = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                continue
+            if self.names.protects(relpath):
+                if not entry.is_symlink():  # a link leads to its target, listed where it lies if in a root
+                    found.append(entry.path + "/" if folder else entry.path)
+            elif folder:
+                below.append((entry.path, relpath + "/"))
+        return _Dir(stamp, tuple(found), tuple(below)), len(entries)
+
+
+_finders: dict[tuple[str, int], Finder] = {}
+
+
+def protected(roots: Iterable[tuple[str | os.PathLike[str], Names]], limit: int = MAX_ENTRIES) -> list[str]:
+    """Every protected path beneath ``roots`` (each with its names), absolute; a directory's ends
+    with ``/`` (it is listed, not walked). Links are not followed."""
+    found: list[str] = []
+    for root, names in roots:
+        key = (os.fspath(root), id(names))
+        finder = _finders.get(key)
+        if finder is None or finder.names is not names:
+            finder = _finders[key] = Finder(os.fspath(root), names)
+        found += finder.find(limit)
+    return list(dict.fromkeys(found))  # nested roots list theirs twice
+
+
+@functools.cache
+def can_mount() -> bool:
+    """Whether the launcher can hide files here: a user namespace, and a tmpfs mounted in it
+    (a kernel without them, ``user.max_user_namespaces = 0``, or a security module that refuses
+    them, as Ubuntu's AppArmor does to unprivileged users by default, answer no)."""
+    done = subprocess.run([sys.executable, "-I", "-S", _LAUNCHER, "--probe"], stdin=subprocess.DEVNULL, capture_output=True, timeout=30)
+    return done.returncode == 0
+
+
+def listing(paths: Iterable[str]) -> int:
+    """A descriptor (for the launcher, not inherited unless passed) reading ``paths`` NUL-separated from the start."""
+    fd = os.memfd_create("fsmcp-protected", os.MFD_CLOEXEC)
+    data = b"\0".join(os.fsencode(p) for p in paths)
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
