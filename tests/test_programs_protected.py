@@ -16,6 +16,8 @@ import fsmcp_search.hooks
 import fsmcp_shell.hooks
 import pytest
 
+from mcp import types
+
 from fsmcp import masks
 from fsmcp.protected import ProtectedNames
 from fsmcp.testing import connect, host_for, serve_stdio, text_of
@@ -198,3 +200,20 @@ def test_fsmcp_plugins_says_how_they_are_hidden(tmp_path):
     alone = subprocess.run([sys.executable, str(WITHOUT_USERNS), "-m", "fsmcp", "plugins", str(tmp_path)], capture_output=True, text=True, timeout=120).stderr
     assert "fsmcp: protected files hidden from programs by read-only empty mounts over them" in shown, shown
     assert "fsmcp: protected files hidden from programs by Landlock alone (this system allows no user namespace)" in alone, alone
+
+
+async def test_a_file_the_user_allowed_once_is_read_by_that_call_only(seeded):
+    class User:
+        asked = 0
+
+        async def __call__(self, context, params):
+            User.asked += 1
+            return types.ElicitResult(action="accept", content={"answer": "allow_once" if User.asked == 1 else "deny"})
+
+    async with serve_stdio("--enable", "shell", "--sandbox", "require", str(seeded), elicitation_callback=User()) as client:
+        allowed = text_of(await client.call_tool("run_command", {"command": "cat", "args": [".env"]}))
+        again = await client.call_tool("run_command", {"command": "cat", "args": [".env"]})
+        walked = text_of(await client.call_tool("run_command", {"command": "grep", "args": ["-r", MARKER, "."]}))
+    assert f"{MARKER}-top" in allowed
+    assert again.is_error and "the user was asked and declined" in text_of(again)
+    assert _leaked(walked) == [] and f"{MARKER}-public" in walked

@@ -26,7 +26,7 @@ from typing import IO, TYPE_CHECKING, Any
 import anyio
 import anyio.abc
 
-from . import masks
+from . import consent, masks
 from .errors import ErrorCode, ToolError
 
 if TYPE_CHECKING:
@@ -186,6 +186,8 @@ async def start_program(
             raise ToolError(ErrorCode.PERMISSION_DENIED, f"{argv[0]} was not started: the operator requires confinement (sandbox = require) and this kernel offers no Landlock")
         return await anyio.open_process([program, *argv[1:]], **options)
     hidden = await anyio.to_thread.run_sync(masks.protected, protected_roots(ctx))
+    if (asked := consent.current()) is not None:
+        hidden = [path for path in hidden if path not in asked.allowed]  # what the user let this call read
     mounts = bool(hidden) and await anyio.to_thread.run_sync(masks.can_mount)
     fd = ruleset(ctx, sandbox.abi, program, writes=writes, network=network, runs=runs, hidden=() if mounts else hidden).build()
     listed = masks.listing(hidden) if mounts else None
