@@ -217,3 +217,13 @@ async def test_a_file_the_user_allowed_once_is_read_by_that_call_only(seeded):
     assert f"{MARKER}-top" in allowed
     assert again.is_error and "the user was asked and declined" in text_of(again)
     assert _leaked(walked) == [] and f"{MARKER}-public" in walked
+
+
+async def test_unconfined_only_the_argument_check_holds(seeded):
+    """sandbox = off (as a kernel without Landlock under auto): the documented last row."""
+    host = host_for([seeded], [("shell", fsmcp_shell.hooks)], sandbox="off", **_settings("on"))
+    async with connect(host) as client:
+        named = await client.call_tool("run_command", {"command": "cat", "args": [".env"]})
+        walked = text_of(await client.call_tool("run_command", {"command": "grep", "args": ["-r", MARKER, "."]}))
+    assert named.is_error and "protected by the secrets policy" in text_of(named)
+    assert len(_leaked(walked)) == len(SECRETS)
