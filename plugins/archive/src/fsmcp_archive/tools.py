@@ -42,15 +42,12 @@ TOOLS = [
         ExtractInput,
         extract_archive,
         OVERWRITES,
-        title="Extract archive",
     ),
     Tool(
         "list_archive",
-        "A zip or tar archive's members (type, mode, size, name, link target) after a totals line; those "
-        "extract_archive refuses are marked.",
+        "A zip or tar archive's members, with totals; those extract_archive refuses are marked.",
         ListInput,
         list_archive,
         READ_ONLY,
-        title="List archive",
     ),
 ]

@@ -13,8 +13,7 @@ if TYPE_CHECKING:
     from fsmcp.config import Settings
 
 DESCRIPTION = """Several tool calls in one request, in order; with transactional, all or nothing. All are \
-checked first; the first failure stops the batch. Output per operation: "[N] tool OK" and its output, or \
-"[N] tool ERROR CODE: message"; then a summary."""
+checked first; the first failure stops the batch. Each operation's result is reported, then a summary."""
 
 
 async def batch_operations(args: BatchInput, ctx: ToolContext) -> ToolResult:

@@ -221,7 +221,7 @@ class EditFilesInput(ToolInput):
     dry_run: bool = Field(False, description=_DRY_RUN)
     atomic: bool = Field(
         False,
-        description="If any file fails, write none; default: each file on its own.",
+        description="If any file fails, write none.",
     )
     expected_version: ExpectedVersion = None
     versioned: ClassVar[str] = "paths"

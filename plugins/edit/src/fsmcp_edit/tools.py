@@ -11,8 +11,7 @@ returns a unified diff. Bytes not edited stay (line endings, BOM, encoding). \
 Whole new content: write_file; a diff: patch_apply; many files: edit_files."""
 
 
-EDIT_FILES = """edit_file's edits on many files; reports "path: OK ..." or "path: [error CODE] ..." \
-for each. Preview with dryRun first."""
+EDIT_FILES = """edit_file's edits on many files, reporting each file. Preview with dryRun first."""
 
 
 TOOLS = [

@@ -7,7 +7,7 @@ from pydantic import BaseModel, Field
 
 
 class ListChangesInput(ToolInput):
-    path: str | None = Field(None, description="Only changes to this file, or inside this directory.")
+    path: str | None = Field(None, description="Only changes at or under this path.")
     limit: int = Field(20, ge=1, le=1000, description="Most changes listed.")
 
 

@@ -7,11 +7,10 @@ from .models import ListChangesInput, ListChangesOutput, UndoChangeInput, UndoCh
 TOOLS = [
     Tool(
         "list_changes",
-        "The server's journal of file changes, newest first: one per tool call, with id, time, tool and paths.",
+        "The server's journal of file changes, newest first, one per tool call.",
         ListChangesInput,
         "fsmcp_history.history:list_changes",
         READ_ONLY,
-        title="List changes",
         output_model=ListChangesOutput,
     ),
     Tool(
@@ -21,7 +20,6 @@ TOOLS = [
         UndoChangeInput,
         "fsmcp_history.history:undo_change",
         DESTRUCTIVE,
-        title="Undo change",
         output_model=UndoChangeOutput,
     ),
 ]

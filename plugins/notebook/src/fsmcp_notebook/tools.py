@@ -11,7 +11,6 @@ TOOLS = [
         ReadNotebookInput,
         "fsmcp_notebook.read:read_notebook",
         READ_ONLY,
-        title="Read notebook",
     ),
     Tool(
         "edit_notebook",
@@ -20,6 +19,5 @@ TOOLS = [
         EditNotebookInput,
         "fsmcp_notebook.edit:edit_notebook",
         DESTRUCTIVE,
-        title="Edit notebook",
     ),
 ]

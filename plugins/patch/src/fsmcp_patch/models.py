@@ -21,5 +21,5 @@ class PatchApplyInput(ToolInput):
             "changes, whatever its headers say."
         ),
     )
-    dry_run: bool = Field(default=False, description="Check every hunk, report what would change, write nothing.")
+    dry_run: bool = Field(default=False, description="Report what would change, write nothing.")
     expected_version: ExpectedVersion = None

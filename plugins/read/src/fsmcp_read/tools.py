@@ -21,24 +21,21 @@ TOOLS = [
         ReadFileInput,
         "fsmcp_read.read_file:read_file",
         READ_ONLY,
-        title="Read file",
     ),
     Tool(
         "read_multiple_files",
-        "Read several files in one call: '<path>:\\n<content>' each, a failure as '[error: CODE message]'; "
-        "they share the output budget.",
+        "Read several files in one call, sharing the output budget; a file that fails is shown inline, not "
+        "failing the call.",
         ReadMultipleInput,
         "fsmcp_read.multi:read_multiple_files",
         READ_ONLY,
-        title="Read multiple files",
     ),
     Tool(
         "list_directory",
-        "A directory's entries by name: '[FILE] name', '[DIR] name' or '[LINK] name -> target' lines.",
+        "A directory's entries, by name, each marked file, directory or link (with its target).",
         ListDirectoryInput,
         "fsmcp_read.listing:list_directory",
         READ_ONLY,
-        title="List directory",
     ),
     Tool(
         "directory_tree",
@@ -47,26 +44,21 @@ TOOLS = [
         DirectoryTreeInput,
         "fsmcp_read.tree:directory_tree",
         READ_ONLY,
-        title="Directory tree",
     ),
     Tool(
         "get_file_info",
-        "Metadata of a file, directory or link (not its target): type, size, times (ISO-8601 UTC), octal "
-        "permissions, a link's target, the version for expectedVersion.",
+        "Metadata of a file, directory or link (not its target), with the version expectedVersion takes.",
         PathInput,
         "fsmcp_read.info:get_file_info",
         READ_ONLY,
-        title="Get file info",
         output_model=FileInfoOutput,
     ),
     Tool(
         "list_allowed_directories",
-        "The directories this server may access, each (read-write) or (read-only). Tools take paths absolute "
-        "or relative to the workspace.",
+        "The directories this server may access. Tools take paths absolute or relative to the workspace.",
         NoInput,
         "fsmcp_read.info:list_allowed_directories",
         READ_ONLY,
-        title="List allowed directories",
         output_model=AllowedDirectoriesOutput,
     ),
 ]

@@ -73,8 +73,8 @@ class GrepFilesInput(ToolInput):
     directory: str | None = Field(None, description=_DIRECTORY)
     globs: list[str] | None = Field(
         None,
-        description="Files to search: without '/' names at any depth (*.py), with '/' paths under directory, or "
-        "absolute. Give directory, globs or both.",
+        description="Without '/': names at any depth (*.py); with '/': paths under directory, or absolute. Give "
+        "directory, globs or both.",
     )
     exclude_globs: ExcludeGlobs
     case_insensitive: bool = Field(False, description="Ignore case (grep -i).")

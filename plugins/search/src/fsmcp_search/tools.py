@@ -12,7 +12,7 @@ TOOLS = [
     Tool(
         name="search_files",
         title="Find files by name",
-        description="Files and directories whose name contains a text, at any depth: absolute paths, sorted. "
+        description="Files and directories whose name contains a text, at any depth. "
         "By glob: glob_search; by content: grep_files. " + _SKIPS,
         input_model=SearchFilesInput,
         function="fsmcp_search.names:search_files",
@@ -22,7 +22,7 @@ TOOLS = [
     Tool(
         name="glob_search",
         title="Find files by glob",
-        description="Find files (not directories) matching globs: absolute paths, sorted. By content: grep_files. " + _SKIPS,
+        description="Files (not directories) matching globs. By content: grep_files. " + _SKIPS,
         input_model=GlobSearchInput,
         function="fsmcp_search.names:glob_search",
         annotations=READ_ONLY,
@@ -31,8 +31,7 @@ TOOLS = [
     Tool(
         name="grep_files",
         title="Search file contents",
-        description="Lines matching a regex, like grep -rn: path:line:text, path-line-text for context, -- between "
-        "groups, then [N matches]. Binary files are skipped. " + _SKIPS,
+        description="Lines of files matching a regex, like grep -rn. Binary files are skipped. " + _SKIPS,
         input_model=GrepFilesInput,
         function="fsmcp_search.grep:grep_files",
         annotations=READ_ONLY,

@@ -12,7 +12,7 @@ from .options import ShellOptions
 if TYPE_CHECKING:
     from fsmcp.config import Settings
 
-_OUTPUT = "Output: exit_code, stdout, stderr; a non-zero exit is a result, not an error."
+_OUTPUT = "A non-zero exit code is a result, not an error."
 
 
 def tools_for(settings: Settings) -> list[Tool]:
@@ -22,7 +22,7 @@ def tools_for(settings: Settings) -> list[Tool]:
         Tool(
             name="run_command",
             title="Run an allowed command",
-            description=f"Run an allowed program without a shell: {{\"command\": \"grep\", \"args\": [\"-rn\", \"TODO\", \"src\"]}}. "
+            description="Run an allowed program without a shell. "
             f"Allowed: {', '.join(sorted(options.allow))}. "
             "Refused before running: file arguments outside the allowed directories (ACCESS_DENIED); options that write "
             "files, run programs or follow links out (COMMAND_NOT_ALLOWED). "

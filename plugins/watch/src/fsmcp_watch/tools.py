@@ -11,8 +11,7 @@ TOOLS = [
         name="watch_file",
         title="Watch for changes",
         description="What changed in a file or directory since the previous call on it, or wait for the next change "
-        "instead of polling. Output: '<event> <path>' or 'rename <old> -> <new>' lines, or (no changes). Links are "
-        "entries, never followed.",
+        "instead of polling. Links are entries, never followed.",
         input_model=WatchFileInput,
         function="fsmcp_watch.watch:watch_file",
         annotations=READ_ONLY,

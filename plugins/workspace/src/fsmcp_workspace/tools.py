@@ -13,6 +13,5 @@ TOOLS = [
         SetWorkspaceInput,
         set_workspace,
         Annotations(read_only=False, destructive=False, idempotent=True),
-        title="Set workspace",
     ),
 ]

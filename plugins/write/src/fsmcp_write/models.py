@@ -55,7 +55,7 @@ class CreateDirectoryInput(ToolInput):
     path: str = Field(description="The directory.")
     recursive: bool = Field(
         default=True,
-        description="Create missing parents (mkdir -p); false: a missing parent is NOT_FOUND.",
+        description="Create missing parents (mkdir -p); else they must exist.",
     )
     expected_version: ExpectedVersion = None
 
@@ -66,9 +66,9 @@ class TransferInput(ToolInput):
     # seed 003's move_file uses from/to
     aliases: ClassVar[dict[str, str]] = {"from": "source", "to": "destination"}
 
-    source: str = Field(description="File, directory or link (as a link, never its target).")
+    source: str = Field(description="File, directory or link (as a link).")
     destination: str = Field(
-        description="The full new path with the name, not only a directory; parents are created."
+        description="The new path, name included; parents are created."
     )
     overwrite: bool = Field(False, description="Replace an existing destination of the same type.")
     expected_version: ExpectedVersion = None

@@ -25,7 +25,6 @@ TOOLS = [
         WriteFileInput,
         "fsmcp_write.content:write_file",
         OVERWRITES,
-        title="Write file",
         output_model=WriteFileOutput,
     ),
     Tool(
@@ -34,7 +33,6 @@ TOOLS = [
         WriteFilesInput,
         "fsmcp_write.content:write_files",
         OVERWRITES,
-        title="Write files",
         output_model=WriteFilesOutput,
     ),
     Tool(
@@ -52,7 +50,6 @@ TOOLS = [
         CreateDirectoryInput,
         "fsmcp_write.entries:create_directory",
         CREATES,
-        title="Create directory",
         output_model=CreateDirectoryOutput,
     ),
     Tool(
