@@ -104,9 +104,10 @@ def fsmcp_check_path(path: ResolvedPath, access: Access, named: str, settings: S
     :return: None to allow, or a reason (a sentence the model can act on) to refuse; the tool
         then fails with ``ACCESS_DENIED`` and that reason. A :class:`fsmcp.Refusal` with ``ask``
         (``Refusal(reason, ask="The agent wants to read .env")``) lets the host put ``ask`` to
-        the user, where the client can answer (MCP elicitation), the operator allows asking and
-        ``access`` is ``Access.READ``; an accepted answer lets exactly that path through for that
-        one call (recorded in the audit log), any other answer leaves the refusal standing.
+        the user, where the client can answer (MCP elicitation), the operator allows asking,
+        ``access`` is ``Access.READ``, the tool is read-only and every reason refusing the path
+        asks; an accepted answer lets exactly that real path through for that one call
+        (recorded in the audit log), any other answer leaves the refusal standing.
 
     All implementations are called; any reason refuses.
     """
