@@ -105,9 +105,14 @@ async def test_allow_once_serves_the_file_for_that_call_only_and_is_audited(root
     real = str((root / ".env").resolve())
     assert user.asked[0].message == f"The agent wants to read {root / '.env'}. Allow it this once, or deny?"
     assert user.asked[0].requested_schema["properties"]["answer"]["enum"] == ["allow_once", "deny"]
-    allowed = [line for line in lines_of(log) if line.get("allowedOnce")]
+    lines = lines_of(log)
+    allowed = [line for line in lines if line.get("allowedOnce")]
     assert len(allowed) == 1
     assert allowed[0]["allowedOnce"] == [real] and allowed[0]["tool"] == "read_file" and allowed[0]["outcome"] == "ok"
+    assert lines[-1]["refusedAfterAsking"] == [real] and lines[-1]["outcome"] == "ACCESS_DENIED"
+    if mode == "auto":  # each round of a 2026-07-28 call is a request of its own, and a line
+        assert [line["outcome"] for line in lines] == ["input_required", "ok", "input_required", "ACCESS_DENIED"]
+        assert lines[0]["askingUser"] == [real]
 
 
 @pytest.mark.anyio
@@ -267,3 +272,27 @@ def test_the_handshake_era_sends_elicitation_create_during_the_call(root, versio
     assert question["method"] == "elicitation/create"
     assert question["params"].get("mode") == mode and question["params"]["requestedSchema"]["properties"]["answer"]["enum"] == ["allow_once", "deny"]
     assert answer["id"] == 1 and answer["result"]["content"][0]["text"] == SECRET
+
+
+@pytest.mark.anyio
+async def test_a_link_to_a_protected_file_is_asked_about_by_its_real_path(root):
+    (root / "settings.txt").symlink_to(".env")
+    user = User("allow_once")
+    async with serve_stdio("--enable", "read", str(root), elicitation_callback=user) as client:
+        result = await client.call_tool("read_file", {"path": "settings.txt"})
+    assert text_of(result) == SECRET
+    assert str((root / ".env").resolve()) in user.asked[0].message
+
+
+@pytest.mark.anyio
+async def test_one_call_asks_at_most_five_questions(root):
+    names = [f"k{n}.pem" for n in range(7)]
+    for name in names:
+        (root / name).write_text(f"KEY-{name}")
+    user = User(*["allow_once"] * 7)
+    async with serve_stdio("--enable", "read", str(root), elicitation_callback=user) as client:
+        result = await client.call_tool("read_multiple_files", {"paths": names})
+    text = text_of(result)
+    assert len(user.asked) == 5
+    assert sum(f"KEY-{name}" in text for name in names) == 5
+    assert text.count("the user was already asked 5 times in this call") == 2

@@ -219,6 +219,8 @@ class Host:
                         line["outcome"] = outcome.code.value
                     if asking is not None:
                         audit_note(**asking.audit())
+                        if asking.waiting:  # the client gets the questions, not this outcome
+                            line["outcome"] = "input_required"
         return self.format(tool, outcome)
 
     async def _consented(
