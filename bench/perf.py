@@ -5,7 +5,8 @@ file, 50 small files) and prints, for both servers, medians of several runs and 
 the characters per tool of ``tools/list``; cold start to the first ``tools/list`` answer, once
 from a fresh install of this tree with ``PYTHONDONTWRITEBYTECODE=1`` (every start a first
 start), then with the bytecode compiled (also for a client that tries the 2026-07-28 era
-first, which the reference server answers by falling back to ``initialize``); mean
+first, which the reference server answers by falling back to ``initialize``, and with no
+tool-list cache, as the first start of a configuration is); mean
 latency of 500 sequential small ``read_file`` calls and of 500 ``get_file_info`` calls;
 calls per second of ``get_file_info`` and ``read_file`` with 64 calls in flight on one session;
 ``read_multiple_files`` of 50 files;
@@ -244,6 +245,9 @@ async def main(runs: int, starts: int) -> None:
         fresh_start, theirs_first = await cold_starts([fresh, theirs_params], starts)
     compile_bytecode()
     ours_start, theirs_start = await cold_starts([ours_params, theirs_params], starts)
+    # A cache directory inside the served root is never used: every start a first one.
+    uncached = ours_params.model_copy(update={"env": {**ours_params.env, "XDG_CACHE_HOME": str(FIXTURES / ".cache")}})
+    ours_uncached, theirs_uncached = await cold_starts([uncached, theirs_params], starts)
     ours_auto, theirs_auto = await cold_starts([ours_params, theirs_params], starts, mode="auto")
     (our_tools, our_chars), (their_tools, their_chars) = tool_chars(ours_params), tool_chars(theirs_params)
     ours = await measure("fsmcp", ours_params, runs)
@@ -254,6 +258,7 @@ async def main(runs: int, starts: int) -> None:
         ("cold start, fresh install, no bytecode written", ms(fresh_start), ms(theirs_first), ratio(fresh_start, theirs_first)),
         ("cold start to tools/list, bytecode compiled", ms(ours_start), ms(theirs_start), ratio(ours_start, theirs_start)),
         ("  the same, client trying 2026-07-28 first", ms(ours_auto), ms(theirs_auto), ratio(ours_auto, theirs_auto)),
+        ("  the same, no tool-list cache (first start)", ms(ours_uncached), ms(theirs_uncached), ratio(ours_uncached, theirs_uncached)),
     ]
     for k, v in ours["times"].items():
         if k.endswith("calls/s"):  # a rate: above 1 is faster
