@@ -69,7 +69,13 @@ def _inputs(settings: Settings, roots: RootSet) -> Any:
     yield json.dumps([r.describe() for r in roots.operator])
     yield json.dumps(sys.path)
     for entry in sys.path:
-        yield from _installed(entry)
+        if not _standard(entry):
+            yield from _installed(entry)
+
+
+def _standard(entry: str) -> bool:
+    # The interpreter's own library changes only with the interpreter, which sys.version names.
+    return entry.startswith(sys.base_prefix) and "-packages" not in entry
 
 
 def _boot() -> str:
