@@ -119,6 +119,8 @@ class FileSystem:
         self.max_file_bytes = max_file_bytes
         self.guard = guard or Guard()
         self._conf = Confinement(roots.operator, resolver, naive=naive)
+        self.keep_protected: Callable[[ResolvedPath, ResolvedPath, str], None] | None = None
+        """Refuses a move or copy that would leave a protected file under an unprotected name (set by the host)."""
 
     @property
     def confinement(self) -> Confinement:
@@ -539,6 +541,8 @@ class FileSystem:
         dst = self.resolve(destination, Access.WRITE, follow_links=False)
         self._refuse_roots(src, "moved")
         self._refuse_into_itself(src, dst, "move")
+        if self.keep_protected is not None:
+            self.keep_protected(src, dst, "moving")
         if src.path != dst.path:
             self._changing(src, dst)
         with ExitStack() as stack:
@@ -569,6 +573,8 @@ class FileSystem:
         src = self.resolve(source, Access.READ, follow_links=False)
         dst = self.resolve(destination, Access.WRITE, follow_links=False)
         self._refuse_into_itself(src, dst, "copy")
+        if self.keep_protected is not None:
+            self.keep_protected(src, dst, "copying")
         if src.path != dst.path:
             self._changing(dst)
         with ExitStack() as stack:

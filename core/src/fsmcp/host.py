@@ -21,6 +21,7 @@ from .config import Settings
 from .consent import Consent
 from .context import ProgressSender, ToolContext
 from .errors import ErrorCode, ToolError
+from .names import shown
 from .fs import FileSystem, os_error
 from .invalid import describe_invalid
 from .limits import check_length
@@ -54,6 +55,7 @@ class Host:
         self.roots = roots
         self.guard = Guard(stale_guard=settings.stale_guard)
         self.fs = FileSystem(self.resolve_path, roots, settings.max_file_bytes, guard=self.guard)
+        self.fs.keep_protected = self._keep_protected
         self.audit = AuditLog(settings.audit_log, settings.audit_log_max_bytes, settings.audit_log_keep) if settings.audit_log else None
         try:
             self.registered = collect_tools(pm, plugins, settings)
@@ -181,6 +183,20 @@ class Host:
         if resolved is None:
             raise HostError(f"no installed plugin provides the path policy {self.settings.policy!r}")
         return resolved
+
+    def _keep_protected(self, src: ResolvedPath, dst: ResolvedPath, verb: str) -> None:
+        # The veto sees one path at a time: a directory moved or copied as a whole could take a
+        # protected file inside it (.aws/credentials) to a name nothing protects (aws/credentials).
+        root = self.roots.operator_root(src.path)
+        if root is None or not self.protected(root) or self.fs.kind(src, follow_links=False) != "directory":
+            return
+        for rel, _, entry in self.fs.walk(str(src.path)):
+            if self.is_protected(entry.path) and not self.is_protected(dst.path / rel):
+                raise ToolError(
+                    ErrorCode.ACCESS_DENIED,
+                    f"{verb} {src} to {dst} is refused: it holds {shown(str(entry.path))}, which is protected by the secrets "
+                    f"policy and would not be at {shown(str(dst.path / rel))}; move or copy the rest without it",
+                )
 
     # -- formatting ---------------------------------------------------------------------------
 

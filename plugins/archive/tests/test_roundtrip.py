@@ -25,7 +25,7 @@ def build(src: Path) -> None:
     run = src / "run.sh"
     run.write_text("#!/bin/sh\necho hi\n")
     run.chmod(0o755)
-    private = src / "private.key"
+    private = src / "private.txt"  # a private.key would be left out: the secrets policy protects *.key
     private.write_text("key\n")
     private.chmod(0o600)
     (src / "deep" / "er").chmod(0o700)

@@ -6,7 +6,7 @@ import secrets
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from fsmcp import Access, ErrorCode, ToolContext, ToolError, ToolResult, truncate
+from fsmcp import Access, ErrorCode, ToolContext, ToolError, ToolResult, shown_name, truncate
 
 from .models import ExtractInput
 from .options import Limits, raise_hint
@@ -54,12 +54,29 @@ def _extract(args: ExtractInput, ctx: ToolContext) -> ToolResult:
         problem = verdict.problem(label, limits)
         if problem is not None:
             raise problem
-        target = plan(ctx, dest.path, dest_kind is not None, verdict.judged)
+        judged, left_out = _unprotected(ctx, dest.path, verdict.judged)
+        total = verdict.total - sum(j.size for j in left_out)
+        target = plan(ctx, dest.path, dest_kind is not None, judged)
         target.check(args.overwrite)
-        progress.start("extracting", len(members) + verdict.total)
-        _carry_out(ctx, reader, target, verdict.judged, progress, Tally(limits, label), dest_kind is None)
+        progress.start("extracting", len(members) + total)
+        _carry_out(ctx, reader, target, judged, progress, Tally(limits, label), dest_kind is None)
         progress.send()
-    return _report(label, reader.format, target, verdict.judged, verdict.total, ctx.budget)
+    return _report(label, reader.format, target, judged, total, ctx.budget, left_out)
+
+
+def _unprotected(ctx: ToolContext, dest: Path, judged: list[Judged]) -> tuple[list[Judged], list[Judged]]:
+    """The members to write, and those left out: protected where they would land (``.env``, keys),
+    or hard links to one of those."""
+    kept: list[Judged] = []
+    left_out: list[Judged] = []
+    dropped: set[str] = set()
+    for j in judged:
+        if j.name and (ctx.is_protected(dest / j.name) or (j.member.kind == "hardlink" and j.source in dropped)):
+            left_out.append(j)
+            dropped.add(j.name)
+        else:
+            kept.append(j)
+    return kept, left_out
 
 
 def _carry_out(ctx: ToolContext, reader: Reader, target: Plan, judged: list[Judged], progress: Progress, tally: Tally, create: bool) -> None:
@@ -119,7 +136,7 @@ def _reported(chunks: Iterable[bytes], progress: Progress) -> Iterator[bytes]:
         yield chunk
 
 
-def _report(label: str, fmt: str, target: Plan, judged: list[Judged], total: int, budget: int) -> ToolResult:
+def _report(label: str, fmt: str, target: Plan, judged: list[Judged], total: int, budget: int, left_out: list[Judged]) -> ToolResult:
     kinds = [j.member.kind for j in judged if j.name]
     files, dirs = kinds.count("file"), kinds.count("directory")
     symlinks, hardlinks = kinds.count("symlink"), kinds.count("hardlink")
@@ -131,6 +148,7 @@ def _report(label: str, fmt: str, target: Plan, judged: list[Judged], total: int
     lines = [f"Extracted {count(len(kinds), 'member')} ({total:,} bytes) from {label} ({fmt}) into {target.dest}: {', '.join(parts)}"]
     replaced = [str(target.dest / rel) for rel in target.conflicts]
     lines += [f"replaced {path}" for path in replaced]
+    lines += [f"left out {shown_name(str(target.dest / j.name))}: protected (the secrets policy): no tool writes it" for j in left_out]
     data = {
         "archive": label,
         "destination": str(target.dest),

@@ -4,7 +4,8 @@ An input path is stored under its own name, a directory with everything below it
 becomes ``src/...``). A glob's matches are named by their path relative to the workspace,
 or, outside it, relative to the glob's fixed leading directories. Everything is read through
 ``ctx.fs``: links are stored as links (never followed), and only when they point inside the
-allowed directories; devices, pipes and sockets are skipped with a note.
+allowed directories; devices, pipes and sockets, and protected files (``.env``, keys: the
+secrets policy), are skipped with a note.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from fsmcp import Access, Entry, ErrorCode, GlobFilter, ToolContext, ToolError
 from .progress import Progress
 
 MAGIC = frozenset("*?[{")
+PROTECTED = "protected (the secrets policy): no tool reads it"
 
 
 @dataclass
@@ -51,6 +53,9 @@ def gather(ctx: ToolContext, patterns: list[str], output: Path, progress: Progre
             return False
         if entry_kind == "other":
             found.skipped.append(f"{path}: not a regular file, directory or link")
+            return False
+        if ctx.is_protected(path):
+            found.skipped.append(f"{path}: {PROTECTED}")
             return False
         if entry_kind == "symlink" and target is None:
             found.skipped.append(f"{path}: a link that leads outside the allowed directories")

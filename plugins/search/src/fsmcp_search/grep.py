@@ -157,10 +157,12 @@ async def grep_files(args: GrepFilesInput, ctx: ToolContext) -> str:
         flags.append("--ignore-case")
 
     async def search(where: scope.Scope) -> Collector:
-        collector = Collector(args.max_results, where.selects)
+        # ripgrep leaves protected files out; what it still finds (a case or Unicode spelling
+        # its globs miss) is dropped here, whatever the file's content.
+        collector = Collector(args.max_results, lambda path: where.selects(path) and not ctx.is_protected(path))
         if where.paths or where.files:
             async with ripgrep.progress(ctx, collector.describe), ripgrep.run(
-                ctx, [*flags, "--regexp", pattern, *where.ripgrep_args()], cwd=where.anchor, stdin=where.ignore_rules
+                ctx, [*flags, "--regexp", pattern, *scope.protected_globs(ctx, where), *where.ripgrep_args()], cwd=where.anchor, stdin=where.ignore_rules
             ) as rg:
                 finished = await ripgrep.drain(rg, b"\n", collector.feed)
                 code, stderr = await rg.finish() if finished else (0, "")

@@ -93,6 +93,15 @@ class Scope:
         return deepest
 
 
+def protected_globs(ctx: ToolContext, scope: Scope) -> list[str]:
+    """ripgrep's exclusions for the protected files of every root the search reaches."""
+    args: list[str] = []
+    for root in dict.fromkeys(ctx.fs.roots.operator_root(Path(p)) for p in [*scope.paths, *scope.files]):
+        if root is not None:
+            args += ctx.protected(root).rg_globs()
+    return args
+
+
 def directory(ctx: ToolContext, raw: str) -> str:
     """``raw`` resolved to a directory inside the roots, as a string."""
     resolved = ctx.fs.resolve(raw, Access.READ)
@@ -171,7 +180,7 @@ def _named(ctx: ToolContext, scope: Scope, raw: str, path: str) -> str | None:
     try:
         resolved = ctx.fs.resolve(path, Access.READ)
     except ToolError as exc:
-        if exc.code is not ErrorCode.ACCESS_DENIED:
+        if exc.code is not ErrorCode.ACCESS_DENIED or ctx.is_protected(os.path.normpath(path)):
             raise
         if _roots_below(ctx, path):
             return "directory"
