@@ -7,7 +7,7 @@ from .models import ListChangesInput, ListChangesOutput, UndoChangeInput, UndoCh
 TOOLS = [
     Tool(
         "list_changes",
-        "The server's journal of file changes, newest first, one per tool call.",
+        "The server's journal of file changes, newest first: one per call that changed files.",
         ListChangesInput,
         "fsmcp_history.history:list_changes",
         READ_ONLY,
