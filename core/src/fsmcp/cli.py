@@ -122,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{tool.name:<28} {tool.plugin:<14} {size:>6,}")
         if sizes:
             tools = f"{len(sizes)} tools" if len(sizes) != 1 else "1 tool"
-            console.say(f"{tools}, {sum(sizes):,} characters of definitions ({sum(sizes) // len(sizes):,} per tool)")
+            console.say(f"{tools}, {sum(sizes):,} characters of definitions ({sum(sizes) / len(sizes):,.0f} per tool)")
         return 0
     if args.command == "plugins":
         console.say(host.sandbox.describe())
