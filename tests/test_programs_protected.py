@@ -8,6 +8,7 @@ one over stdio with the SDK's client.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -177,7 +178,9 @@ def test_the_walk_sees_changes_and_keeps_unchanged_directories(tmp_path, monkeyp
     assert finder.find() == []
     (root / "a" / "b" / ".env").write_text("k")
     assert finder.find() == [f"{root}/a/b/.env"]
-    monkeypatch.setattr(masks, "RACY_NS", -1)  # every directory old enough to be trusted
+    for directory in (root, root / "a", root / "a" / "b"):
+        os.utime(directory, (1_000_000, 1_000_000))  # long ago: the next change shows whatever the clock's tick
+    monkeypatch.setattr(masks, "RACY_NS", -1)  # and trusted at once (their change times are now)
     finder.find()
     read: list[str] = []
     real = finder._read
