@@ -430,8 +430,14 @@ def seed_every_secret(top: Path) -> dict[str, str]:
     return markers
 
 
-# i18-programs: calls that start programs (run_command grep -r, cat through a link, ...) join this list.
-PROGRAM_CALLS: list[tuple[str, dict]] = []
+PROGRAM_CALLS: list[tuple[str, dict]] = [
+    ("run_command", {"command": "grep", "args": ["-r", "-i", "secret", "."]}),
+    ("run_command", {"command": "grep", "args": ["-r", "-i", "secret", "link-to-home/"]}),
+    ("run_command", {"command": "cat", "args": ["link-to-env"]}),
+    ("run_command", {"command": "rg", "args": ["-uu", "-i", "--follow", "secret"]}),
+    ("run_shell", {"command": "cat link-to-env link-to-home/.aws/credentials; grep -ri secret .; find . -type f -exec cat {} +"}),
+]
+"""Programs the server starts: whatever they name, walk or follow, a protected file reads as empty."""
 
 
 @POLICY
@@ -442,7 +448,9 @@ async def test_end_to_end_no_tool_output_holds_any_secret(tmp_path, policy):
     (top / "link-to-env").symlink_to(".env")
     (top / "link-to-home").symlink_to("home")
     patch = f"--- a/.env\n+++ b/.env\n@@ -1 +1 @@\n-secret {markers['.env']} here\n+gone\n"
-    async with server(top, policy) as s:
+    config = tmp_path / "fsmcp.toml"
+    config.write_text("[plugins.shell]\nallow_shell = true\n")
+    async with server(top, policy, "--config", str(config)) as s:
         for rel in [*SECRET_FILES, "link-to-env", "link-to-home/.aws/credentials"]:
             await s.call("read_file", path=rel)
             await s.call("read_file", path=rel, offset=0, length=64)
