@@ -152,9 +152,9 @@ def _served_without_userns(root: Path, tmp_path: Path, policy: str):
 
 
 def test_without_userns_the_probe_says_no():
-    done = subprocess.run([sys.executable, str(WITHOUT_USERNS), "-I", "-S", masks._LAUNCHER, "--probe"], capture_output=True)
+    done = subprocess.run([sys.executable, str(WITHOUT_USERNS), "-I", "-S", masks.LAUNCHER, "--probe"], capture_output=True)
     assert done.returncode == 1
-    assert subprocess.run([sys.executable, "-I", "-S", masks._LAUNCHER, "--probe"]).returncode == 0
+    assert subprocess.run([sys.executable, "-I", "-S", masks.LAUNCHER, "--probe"]).returncode == 0
 
 
 @POLICY

@@ -28,7 +28,8 @@ RACY_NS = 2_000_000_000
 """A directory changed this recently is read again at the next start: a change within the same
 tick of its file system's clock would leave its time stamp as it was."""
 
-_LAUNCHER = str(Path(__file__).with_name("launch.py"))
+LAUNCHER = str(Path(__file__).with_name("launch.py"))
+"""The launcher every confined program starts through (and the probe of what it can do)."""
 
 
 class Names(Protocol):
@@ -135,7 +136,7 @@ def can_mount() -> bool:
     """Whether the launcher can hide files here: a user namespace, and a tmpfs mounted in it
     (a kernel without them, ``user.max_user_namespaces = 0``, or a security module that refuses
     them, as Ubuntu's AppArmor does to unprivileged users by default, answer no)."""
-    done = subprocess.run([sys.executable, "-I", "-S", _LAUNCHER, "--probe"], stdin=subprocess.DEVNULL, capture_output=True, timeout=30)
+    done = subprocess.run([sys.executable, "-I", "-S", LAUNCHER, "--probe"], stdin=subprocess.DEVNULL, capture_output=True, timeout=30)
     return done.returncode == 0
 
 

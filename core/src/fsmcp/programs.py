@@ -20,7 +20,6 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 import anyio
@@ -81,8 +80,6 @@ DEVICES_READ = {
     "/dev/random": "random bytes",
 }
 DEVICES_WRITE = {"/dev/null": "discarded output, read as empty input"}
-
-_LAUNCHER = str(Path(__file__).with_name("launch.py"))
 
 
 class Sandbox:
@@ -193,7 +190,7 @@ async def start_program(
     listed = masks.listing(hidden) if mounts else None
     fds = (fd,) if listed is None else (fd, listed)
     try:
-        launcher = [sys.executable, "-I", "-S", _LAUNCHER, str(fd), "-" if listed is None else str(listed)]
+        launcher = [sys.executable, "-I", "-S", masks.LAUNCHER, str(fd), "-" if listed is None else str(listed)]
         return await anyio.open_process([*launcher, program, *argv], pass_fds=fds, **options)
     finally:
         for each in fds:
