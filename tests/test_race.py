@@ -236,7 +236,7 @@ async def test_the_naive_confinement_is_escaped(world):
     """The control: the same attack finds a way out when directories are opened following links."""
     root, outside = world
     host = host_for([root], PLUGINS)
-    host.fs = FileSystem(host.resolve_path, host.roots, host.settings.max_file_bytes, naive=True)
+    host.fs = FileSystem(host.resolve_path, host.roots, host.settings.max_file_bytes, naive=True, guard=host.guard)
     async with connect(host) as client:
         attack = Attack(client, outside)
         with Swapper(root).running():
