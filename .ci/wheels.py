@@ -101,8 +101,8 @@ def venv(path: Path, *install: str | Path) -> Path:
 
 
 def tools(fsmcp: list[str | Path], root: Path, *options: str) -> dict[str, str]:
-    """`fsmcp tools` as {tool: plugin}."""
-    return dict(line.split() for line in run(*fsmcp, "tools", root, *options).splitlines())
+    """`fsmcp tools` as {tool: plugin} (each line ends with the definition's size)."""
+    return dict(line.split()[:2] for line in run(*fsmcp, "tools", root, *options).splitlines())
 
 
 def expected(root: Path, plugins: list[str]) -> dict[str, str]:
