@@ -132,3 +132,36 @@ def test_default_root_is_the_current_directory(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     roots, _ = RootSet.from_specs([])
     assert roots.roots[0].path == Path(os.path.realpath(tmp_path))
+
+
+def test_real_paths_read_from_the_root_down_agree_with_realpath(tmp_path):
+    # Below a root only its own components are read (a root was real at start-up); what that
+    # gives must be what os.path.realpath gives for every shape of path.
+    root = tmp_path / "root"
+    (root / "a" / "b").mkdir(parents=True)
+    (root / "a" / "b" / "f.txt").write_text("x")
+    (root / "link_a").symlink_to(root / "a")
+    (root / "a" / "up").symlink_to("..")
+    (root / "chain").symlink_to("link_a/b")
+    (root / "loop1").symlink_to("loop2")
+    (root / "loop2").symlink_to("loop1")
+    (root / "dangling").symlink_to("nowhere/deeper")
+    (root / "out").symlink_to(tmp_path)
+    (root / "plain.txt").write_text("x")
+    roots, _ = RootSet.from_specs([str(root)])
+    r = str(root.resolve())
+    assert [top for top, _ in roots._real_tops] == [r]  # the short way is the one under test
+    tails = [
+        "", "/", "/a", "/a/", "/a/b/f.txt", "/a/./b//f.txt", "/link_a/b/f.txt", "/a/up/a/b", "/chain/f.txt",
+        "/a/b/../b/f.txt", "/link_a/../plain.txt", "/loop1", "/loop1/x", "/dangling", "/dangling/x", "/out",
+        "/out/root/a", "/missing", "/missing/deeper/f.txt", "/plain.txt/below", "/a/b/f.txt/", "/..", "/../root/a",
+    ]
+    for tail in tails:
+        absolute = r + tail
+        for follow in (True, False):
+            if follow:
+                expected = Path(os.path.realpath(absolute))
+            else:
+                head, name = os.path.split(absolute.rstrip("/") or "/")
+                expected = Path(os.path.realpath(absolute)) if name in ("", ".", "..") else Path(os.path.realpath(head)) / name
+            assert roots._realpath(absolute, follow) == expected, (tail, follow)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -85,6 +86,14 @@ class RootSet:
             raise ValueError("at least one root is required")
         self.operator = list(roots)
         self.read_only = read_only
+        # Where a path's real form can start from without reading the components above: each
+        # root's path, when it was real at start-up (deepest first). What lies below a root is
+        # reached from a descriptor opened then, so a later swap above it changes nothing.
+        self._real_tops = [
+            (top, top.rstrip("/") + "/")
+            for top in sorted({str(r.path) for r in roots}, key=len, reverse=True)
+            if os.path.realpath(top) == top
+        ]
         self._workspace = workspace or roots[0].path
         self._view: ContextVar[View] = ContextVar("fsmcp_view", default=self.new_view())
 
@@ -267,17 +276,34 @@ class RootSet:
             "or start the server with a root that covers the client's"
         )
 
-    @staticmethod
-    def _realpath(absolute: str, follow_links: bool) -> Path:
+    def _realpath(self, absolute: str, follow_links: bool) -> Path:
         # realpath resolves `..` physically, after the symlink before it, as the kernel would;
         # a missing tail is kept as written, so a new file resolves through its deepest
         # existing ancestor.
         if follow_links:
-            return Path(os.path.realpath(absolute))
+            return Path(self._real(absolute))
         head, name = os.path.split(absolute.rstrip("/") or "/")
         if name in ("", ".", ".."):
-            return Path(os.path.realpath(absolute))
-        return Path(os.path.realpath(head)) / name
+            return Path(self._real(absolute))
+        return Path(f"{self._real(head).rstrip('/')}/{name}")
+
+    def _real(self, absolute: str) -> str:
+        """``os.path.realpath(absolute)``, reading only the components below a root when no link or ``..`` is among them."""
+        for top, prefix in self._real_tops:
+            if absolute == top or absolute.startswith(prefix):
+                names = [n for n in absolute[len(prefix):].split("/") if n and n != "."]
+                if ".." in names:
+                    break
+                path = prefix.rstrip("/")
+                for n in names:
+                    path += "/" + n
+                    try:
+                        if stat.S_ISLNK(os.lstat(path).st_mode):
+                            return os.path.realpath(absolute)
+                    except OSError:
+                        pass  # missing (or unreadable): kept as written, as realpath keeps it
+                return path or "/"
+        return os.path.realpath(absolute)
 
 
 def _containing(real: Path, roots: list[Root]) -> Root | None:
