@@ -45,7 +45,7 @@ def test_a_second_start_answers_from_the_cache_without_loading_a_plugin(root, tm
     assert second[0]["result"] == first[0]["result"]  # the instructions too
     imported = {line.rsplit("|", 1)[-1].strip() for line in stderr.splitlines() if line.startswith("import time:")}
     assert "fsmcp.cli" in imported
-    assert not {"pydantic", "fsmcp_read", "fsmcp.host"} & imported
+    assert not {"pydantic", "anyio", "fsmcp_read", "fsmcp.host"} & imported
 
 
 def test_a_call_after_a_start_from_the_cache_runs_the_real_tool(root, tmp_path):

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import anyio
 from .roots import RootSet
 
 log = logging.getLogger("fsmcp")
@@ -27,7 +27,7 @@ class ClientRoots:
         self.roots = roots
         self.view = roots.new_view()
         self.known = False
-        self._lock = anyio.Lock()
+        self._lock = asyncio.Lock()
 
     def apply(self, answer: Any) -> None:
         # Lenient on purpose: the SDK's ListRootsResult rejects the whole answer for one root that
@@ -58,6 +58,8 @@ class ClientRoots:
         ``list_roots`` sends the request and returns the client's raw answer; any exception it
         raises (an error reply, a closed connection) refuses the calls until the next ask.
         """
+        import anyio  # here, not at start-up: a start answers tools/list without it
+
         async with self._lock:
             if self.known:
                 return

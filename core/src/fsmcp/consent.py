@@ -19,8 +19,6 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
-import anyio
-
 from .errors import ErrorCode, ToolError
 from .names import echoed, shown
 from .roots import Access, ResolvedPath
@@ -128,6 +126,8 @@ class Consent:
         if self.ask is None:
             self.waiting = {f"fsmcp.ask.{self.asked - len(fresh) + n}": pair for n, pair in enumerate(fresh)}
             return False
+        import anyio  # here, not at start-up: a start answers tools/list without it
+
         for path, question in fresh:
             try:
                 with anyio.fail_after(self.timeout):

@@ -24,8 +24,6 @@ import sys
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
-import anyio
-
 from . import __version__, shapes
 from .client_roots import ClientRoots
 from .consent import Consent, call_digest, elicits_forms, form
@@ -340,6 +338,8 @@ class Connection:
             return await self.asked[id_]
         except asyncio.CancelledError:
             if not self.closed:
+                import anyio
+
                 with anyio.CancelScope(shield=True):  # so that the client stops asking its user
                     try:
                         await self.notify("notifications/cancelled", {"requestId": id_, "reason": "the server stopped waiting"})

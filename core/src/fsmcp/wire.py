@@ -9,8 +9,6 @@ import os
 import stat
 from typing import Any
 
-import anyio
-
 from .jsontext import dumps
 
 MAX_MESSAGE_BYTES = 1 << 30
@@ -100,6 +98,8 @@ class PipeWire(Wire):
 
     async def read_line(self) -> bytes | None:
         if self._reader is None:
+            import anyio
+
             line = await anyio.to_thread.run_sync(self._infile.readline)
             return line or None
         try:
@@ -110,6 +110,8 @@ class PipeWire(Wire):
 
     async def write(self, data: bytes) -> None:
         if self._writer is None:
+            import anyio
+
             await anyio.to_thread.run_sync(self._write_file, data)
             return
         self._writer.write(data)
