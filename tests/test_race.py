@@ -249,7 +249,7 @@ def test_without_the_race_the_link_is_refused(world, naive):
     """Swapped once and left alone, the link is refused in both modes: the escape above is timing."""
     root, _ = world
     host = host_for([root])
-    fs = FileSystem(host.resolve_path, host.roots, host.settings.max_file_bytes, naive=naive)
+    fs = FileSystem(host.resolve_path, host.roots, host.settings.max_file_bytes, naive=naive, guard=host.guard)
     Swapper(root)._flip()
     with pytest.raises(ToolError) as info:
         fs.read_bytes("sub/data.txt")

@@ -114,10 +114,11 @@ class FileSystem:
     show it finds the escape this class otherwise closes. No setting reaches it.
     """
 
-    def __init__(self, resolver: Resolver, roots: RootSet, max_file_bytes: int, *, naive: bool = False, guard: Guard | None = None):
+    def __init__(self, resolver: Resolver, roots: RootSet, max_file_bytes: int, *, guard: Guard, naive: bool = False):
+        # The host's guard, never one of its own: a call's locks are taken and released in one place.
         self.roots = roots
         self.max_file_bytes = max_file_bytes
-        self.guard = guard or Guard()
+        self.guard = guard
         self._conf = Confinement(roots.operator, resolver, naive=naive)
         self.keep_protected: Callable[[ResolvedPath, ResolvedPath, str], None] | None = None
         """Refuses a move or copy that would leave a protected file under an unprotected name (set by the host)."""
