@@ -21,7 +21,8 @@ def describe_invalid(tool: Tool, exc: ValidationError) -> str:
         elif err["type"] == "missing":
             problems.append(f"{where}: required")
         else:
-            problems.append(f"{where}: {err['msg']}")
+            # A validator's own sentence, without the prefix pydantic puts before it.
+            problems.append(f"{where}: {err['msg'].removeprefix('Value error, ')}")
     # An unknown field inside an item is answered with that item's fields, not the tool's.
     takes = []
     for place in dict.fromkeys(places):

@@ -45,6 +45,12 @@ async def test_context_is_capped_at_50(root, call, failure):
     assert code == "INVALID_PARAMS" and "contextLines" in message
 
 
+async def test_neither_directory_nor_globs_is_refused_in_the_validators_own_words(call, failure):
+    code, message = failure(await call("grep_files", {"regex": "x"}))
+    assert code == "INVALID_PARAMS"
+    assert "arguments: give directory, globs, or both" in message and "Value error" not in message
+
+
 async def test_max_results_truncation_notice(root, write, call, ok):
     write(root, {f"f{n}.txt": "hit\nhit\nhit\n" for n in range(5)})
     text = ok(await call("grep_files", {"regex": "hit", "directory": str(root), "maxResults": 7}))
