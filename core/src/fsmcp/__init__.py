@@ -38,6 +38,7 @@ _EXPORTS = {
     "hookspec": ("hooks", "hookspec"),
     "json_text": ("jsontext", "dumps"),
     "shown_name": ("names", "shown"),
+    "protected_note": ("protected", "protected_note"),
     "Blob": ("results", "Blob"),
     "Text": ("results", "Text"),
     "ToolResult": ("results", "ToolResult"),
@@ -94,6 +95,7 @@ __all__ = [
     "kind_of",
     "hookspec",
     "json_text",
+    "protected_note",
     "shown_name",
     "truncate",
     "version",
@@ -117,6 +119,7 @@ if TYPE_CHECKING:
     from .hooks import hookimpl, hookspec
     from .jsontext import dumps as json_text
     from .names import shown as shown_name
+    from .protected import protected_note
     from .results import Blob, Text, ToolResult
     from .roots import Access, ResolvedPath, Root, RootSet
     from .tools import CREATES, DESTRUCTIVE, OVERWRITES, READ_ONLY, Annotations, Tool, ToolInput

@@ -26,6 +26,12 @@ def fold(text: str) -> str:
     return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
 
 
+def protected_note(verb: str) -> str:
+    """Why a tool that finds files itself left a protected one out: ``verb`` is what no tool does
+    to it (``"reads"``, ``"writes"``). One sentence for every tool, worded by the host."""
+    return f"protected (the secrets policy): no tool {verb} it"
+
+
 DECIDED = 65536
 """Answers remembered per set of globs, at most: about 10 MB of the longest paths."""
 

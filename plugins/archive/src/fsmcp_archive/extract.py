@@ -6,7 +6,7 @@ import secrets
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from fsmcp import Access, ErrorCode, ToolContext, ToolError, ToolResult, shown_name, truncate
+from fsmcp import Access, ErrorCode, ToolContext, ToolError, ToolResult, protected_note, shown_name, truncate
 
 from .models import ExtractInput
 from .options import Limits, raise_hint
@@ -148,7 +148,7 @@ def _report(label: str, fmt: str, target: Plan, judged: list[Judged], total: int
     lines = [f"Extracted {count(len(kinds), 'member')} ({total:,} bytes) from {label} ({fmt}) into {target.dest}: {', '.join(parts)}"]
     replaced = [str(target.dest / rel) for rel in target.conflicts]
     lines += [f"replaced {path}" for path in replaced]
-    lines += [f"left out {shown_name(str(target.dest / j.name))}: protected (the secrets policy): no tool writes it" for j in left_out]
+    lines += [f"left out {shown_name(str(target.dest / j.name))}: {protected_note('writes')}" for j in left_out]
     data = {
         "archive": label,
         "destination": str(target.dest),

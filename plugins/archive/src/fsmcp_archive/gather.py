@@ -14,12 +14,11 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fsmcp import Access, Entry, ErrorCode, GlobFilter, ToolContext, ToolError
+from fsmcp import Access, Entry, ErrorCode, GlobFilter, ToolContext, ToolError, protected_note
 
 from .progress import Progress
 
 MAGIC = frozenset("*?[{")
-PROTECTED = "protected (the secrets policy): no tool reads it"
 
 
 @dataclass
@@ -55,7 +54,7 @@ def gather(ctx: ToolContext, patterns: list[str], output: Path, progress: Progre
             found.skipped.append(f"{path}: not a regular file, directory or link")
             return False
         if ctx.is_protected(path):
-            found.skipped.append(f"{path}: {PROTECTED}")
+            found.skipped.append(f"{path}: {protected_note('reads')}")
             return False
         if entry_kind == "symlink" and target is None:
             found.skipped.append(f"{path}: a link that leads outside the allowed directories")
