@@ -114,14 +114,23 @@ class FileSystem:
     show it finds the escape this class otherwise closes. No setting reaches it.
     """
 
-    def __init__(self, resolver: Resolver, roots: RootSet, max_file_bytes: int, *, guard: Guard, naive: bool = False):
+    def __init__(
+        self,
+        resolver: Resolver,
+        roots: RootSet,
+        max_file_bytes: int,
+        *,
+        guard: Guard,
+        keep_protected: Callable[[ResolvedPath, ResolvedPath, str], None] | None = None,
+        naive: bool = False,
+    ):
         # The host's guard, never one of its own: a call's locks are taken and released in one place.
         self.roots = roots
         self.max_file_bytes = max_file_bytes
         self.guard = guard
+        self.keep_protected = keep_protected
+        """Refuses a move or copy that would leave a protected file under an unprotected name (the host's)."""
         self._conf = Confinement(roots.operator, resolver, naive=naive)
-        self.keep_protected: Callable[[ResolvedPath, ResolvedPath, str], None] | None = None
-        """Refuses a move or copy that would leave a protected file under an unprotected name (set by the host)."""
 
     @property
     def confinement(self) -> Confinement:

@@ -54,8 +54,7 @@ class Host:
         self.plugins = plugins
         self.roots = roots
         self.guard = Guard(stale_guard=settings.stale_guard)
-        self.fs = FileSystem(self.resolve_path, roots, settings.max_file_bytes, guard=self.guard)
-        self.fs.keep_protected = self._keep_protected
+        self.fs = FileSystem(self.resolve_path, roots, settings.max_file_bytes, guard=self.guard, keep_protected=self._keep_protected)
         self.audit = AuditLog(settings.audit_log, settings.audit_log_max_bytes, settings.audit_log_keep) if settings.audit_log else None
         try:
             self.registered = collect_tools(pm, plugins, settings)
