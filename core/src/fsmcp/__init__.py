@@ -57,50 +57,7 @@ _EXPORTS = {
 """Each public name and the module it lives in, imported at its first use: a start that needs
 none of them (the tool list from the cache) loads none of their modules."""
 
-__all__ = [
-    "CREATES",
-    "DESTRUCTIVE",
-    "OVERWRITES",
-    "READ_ONLY",
-    "Access",
-    "Annotations",
-    "Blob",
-    "Change",
-    "Entry",
-    "ExcludeGlobs",
-    "ExpectedVersion",
-    "ErrorCode",
-    "FileSystem",
-    "GlobFilter",
-    "Refusal",
-    "ResolvedPath",
-    "Root",
-    "RootSet",
-    "Snapshot",
-    "Text",
-    "Tool",
-    "ToolContext",
-    "ToolError",
-    "ToolInput",
-    "ToolResult",
-    "compile_globs",
-    "expect_version",
-    "audit_note",
-    "fair_shares",
-    "number_runs",
-    "options_error",
-    "plugin_options",
-    "start_program",
-    "hookimpl",
-    "kind_of",
-    "hookspec",
-    "json_text",
-    "protected_note",
-    "shown_name",
-    "truncate",
-    "version",
-    "__version__",
-]
+__all__ = [*_EXPORTS, "__version__"]
 
 
 if TYPE_CHECKING:
