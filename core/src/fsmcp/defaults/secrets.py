@@ -122,7 +122,7 @@ class Secrets:
 
     @hookimpl
     def fsmcp_check_path(self, path: ResolvedPath, access: Access, named: str) -> str | None:
-        for candidate in (str(path.path), named):
+        for candidate in dict.fromkeys((str(path.path), named)):  # once when the name given is the real path
             opts = self._protected(candidate)
             if opts is None:
                 continue
