@@ -6,8 +6,9 @@ among the large ones, each of which says where to continue with read_file.
 
 from __future__ import annotations
 
-import stat as stat_mod
-from typing import TYPE_CHECKING, Any
+import os
+from contextlib import ExitStack
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from fsmcp import Access, ErrorCode, Text, ToolError, ToolResult, fair_shares
 
@@ -24,49 +25,55 @@ NOTICE_ROOM = 400
 
 
 def read_multiple_files(args: ReadMultipleInput, ctx: ToolContext) -> ToolResult:
-    sized = [_size(ctx, raw) for raw in args.paths]
-    needs = [len(raw) + 2 + (len(_error(size)[0]) if isinstance(size, ToolError) else size[1] + NOTICE_ROOM) for raw, size in zip(args.paths, sized)]
-    shares = fair_shares(needs, ctx.budget)
     parts: list[Text] = []
     data: list[dict[str, Any]] = []
-    for raw, size, need, share in zip(args.paths, sized, needs, shares):
-        ctx.check_cancelled()
-        try:
-            if isinstance(size, ToolError):
-                raise size
-            body, facts = _read_one(ctx, size[0], share - len(raw) - 2, truncated=share < need)
-        except ToolError as exc:
-            body, facts = _error(exc)
-        except OSError as exc:
-            body, facts = _error(ToolError(ErrorCode.INTERNAL_ERROR, f"reading failed: {exc.strerror or exc}"))
-        parts.append(Text(f"{raw}:\n{body}"))
-        data.append({"path": raw, **facts})
+    with ExitStack() as held:
+        opened = [_open(ctx, raw, held) for raw in args.paths]
+        needs = [len(raw) + 2 + (len(_error(file)[0]) if isinstance(file, ToolError) else file[2] + NOTICE_ROOM) for raw, file in zip(args.paths, opened)]
+        shares = fair_shares(needs, ctx.budget)
+        for raw, file, need, share in zip(args.paths, opened, needs, shares):
+            ctx.check_cancelled()
+            try:
+                if isinstance(file, ToolError):
+                    raise file
+                body, facts = _read_one(*file[:2], share - len(raw) - 2, truncated=share < need)
+            except ToolError as exc:
+                body, facts = _error(exc)
+            except OSError as exc:
+                body, facts = _error(_failed(exc))
+            parts.append(Text(f"{raw}:\n{body}"))
+            data.append({"path": raw, **facts})
     return ToolResult(parts, {"files": data})
 
 
-def _size(ctx: ToolContext, raw: str) -> tuple[ResolvedPath, int] | ToolError:
-    """The path, resolved once for both the size and the read, and its size in bytes (which bounds its characters); or why it cannot be read."""
+def _open(ctx: ToolContext, raw: str, held: ExitStack) -> tuple[ResolvedPath, BinaryIO, int] | ToolError:
+    """The file opened once, for both its size (which bounds its characters) and its read, so that the walk to it is made once; or why it cannot be read."""
     try:
         path = ctx.fs.resolve(raw, Access.READ)
-        st = ctx.fs.stat(path)
+        fh = held.enter_context(ctx.fs.open_read(path))
     except ToolError as exc:
         return exc
-    return path, st.st_size if stat_mod.S_ISREG(st.st_mode) else 0
+    except OSError as exc:
+        return _failed(exc)
+    return path, fh, os.fstat(fh.fileno()).st_size
+
+
+def _failed(exc: OSError) -> ToolError:
+    return ToolError(ErrorCode.INTERNAL_ERROR, f"reading failed: {exc.strerror or exc}")
 
 
 def _error(exc: ToolError) -> tuple[str, dict[str, Any]]:
     return f"[error: {exc.code.value} {exc.message}]", {"error": {"code": exc.code.value, "message": exc.message}}
 
 
-def _read_one(ctx: ToolContext, path: ResolvedPath, room: int, *, truncated: bool) -> tuple[str, dict[str, Any]]:
-    with ctx.fs.open_read(path) as fh:
-        mime = binary_type(sample(fh), path.path.name)
-        if mime is not None:
-            size = fh.seek(0, 2)
-            line = f"[binary file: {mime}, {size:,} bytes; read it with read_file, which returns it as an image or blob (or as text with encoding base64)]"
-            return line, {"binary": True, "mimeType": mime, "size": size}
-        budget = max(room - NOTICE_ROOM, 0) if truncated else room
-        taken = take_text(fh, start=0, budget=budget, first_line=1)
+def _read_one(path: ResolvedPath, fh: BinaryIO, room: int, *, truncated: bool) -> tuple[str, dict[str, Any]]:
+    mime = binary_type(sample(fh), path.path.name)
+    if mime is not None:
+        size = fh.seek(0, 2)
+        line = f"[binary file: {mime}, {size:,} bytes; read it with read_file, which returns it as an image or blob (or as text with encoding base64)]"
+        return line, {"binary": True, "mimeType": mime, "size": size}
+    budget = max(room - NOTICE_ROOM, 0) if truncated else room
+    taken = take_text(fh, start=0, budget=budget, first_line=1)
     notices = []
     if taken.cut and taken.next_line is not None:
         notices.append(
