@@ -11,8 +11,11 @@ latency of 500 sequential small ``read_file`` calls and of 500 ``get_file_info``
 calls per second of ``get_file_info`` and ``read_file`` with 64 calls in flight on one session;
 ``read_multiple_files`` of 50 files;
 ``directory_tree`` of the 20,000-file tree (and the characters each returns);
-``search_files``; ``edit_file`` on the 5 MB file; peak RSS of each server process; and the
-raw round trip of a small ``read_file`` and ``get_file_info`` without a client library.
+``search_files``; ``edit_file`` on the 5 MB file; peak RSS of each server process; the
+raw round trip of a small ``read_file`` and ``get_file_info`` without a client library; and
+the per-call and in-flight rows again through the TypeScript SDK's client (``ts_client.mjs``),
+whose own cost is small enough that what it measures is the server, with each server's CPU
+per call.
 Run: ``uv run python bench/perf.py [--runs N]`` (``bench/all.py`` runs it with the edit and
 search benchmarks).
 """
@@ -34,7 +37,7 @@ from pathlib import Path
 import anyio
 from mcp import types
 
-from common import BENCH, children, compile_bytecode, fsmcp_params, median, print_table, ratio, reference_params, reference_version, server_rss_peak_kib, session
+from common import BENCH, REFERENCE_DIR, children, compile_bytecode, fsmcp_params, median, print_table, ratio, reference_params, reference_version, server_rss_peak_kib, session
 
 FIXTURES = BENCH / ".fixtures" / "perf"
 SEED = 1121
@@ -259,6 +262,38 @@ def round_trips(params, calls: list[tuple[str, dict]], n: int = 2000) -> list[fl
     return medians
 
 
+TS_CLIENT = BENCH / "ts_client.mjs"
+TS_SDK = REFERENCE_DIR / "node_modules" / "@modelcontextprotocol" / "sdk"
+"""The TypeScript SDK, as npm installed it beside the reference server."""
+
+
+def ts_client(servers: list, paths: list[str], runs: int) -> list[dict[str, dict[str, float]]]:
+    """Each server's figures through ``ts_client.mjs``: medians of ``runs`` sessions, the servers taking turns."""
+    samples: list[list[dict[str, dict[str, float]]]] = [[] for _ in servers]
+    for _ in range(runs):
+        for params, out in zip(servers, samples):
+            command = json.dumps([params.command, *params.args])
+            done = subprocess.run(["node", str(TS_CLIENT), str(TS_SDK), command, json.dumps(paths)], env=params.env, capture_output=True, text=True)
+            if done.returncode:
+                raise SystemExit(f"bench: ts_client.mjs failed: {done.stderr[-600:]}")
+            out.append(json.loads(done.stdout))
+    return [{tool: {key: median([s[tool][key] for s in per]) for key in per[0][tool]} for tool in per[0]} for per in samples]
+
+
+def ts_rows(ours: dict[str, dict[str, float]], theirs: dict[str, dict[str, float]]) -> list[tuple[str, str, str, str]]:
+    rows = []
+    for tool in ours:
+        a, b = ours[tool], theirs[tool]
+        rows += [
+            (f"{tool} per call, TypeScript SDK client", ms(a["perCall"]), ms(b["perCall"]), ratio(a["perCall"], b["perCall"])),
+            ("  the server's CPU per call", f"{a['serverCpu'] * 1e6:.0f} µs", f"{b['serverCpu'] * 1e6:.0f} µs", ratio(a["serverCpu"], b["serverCpu"])),
+            (f"{tool}, {IN_FLIGHT} in flight, calls/s, TypeScript SDK client", per_second(a["rate"]), per_second(b["rate"]), ratio(a["rate"], b["rate"])),
+            ("  the server's CPU per call", f"{a['rateServerCpu'] * 1e6:.0f} µs", f"{b['rateServerCpu'] * 1e6:.0f} µs", ratio(a["rateServerCpu"], b["rateServerCpu"])),
+            (f"  the TypeScript client's CPU meanwhile, {BUSY}", f"{a['clientBusy']:.0%}", f"{b['clientBusy']:.0%}", ratio(a["clientBusy"], b["clientBusy"])),
+        ]
+    return rows
+
+
 async def main(runs: int, starts: int) -> None:
     build()
     ours_params, theirs_params = fsmcp_params(str(FIXTURES)), reference_params(str(FIXTURES))
@@ -296,6 +331,8 @@ async def main(runs: int, starts: int) -> None:
     calls = [("read_file", {"path": small}), ("get_file_info", {"path": small})]
     for (name, _), mine, reference in zip(calls, round_trips(ours_params, calls), round_trips(theirs_params, calls)):
         rows.append((f"{name}, raw round trip (median)", f"{mine * 1e6:.0f} µs", f"{reference * 1e6:.0f} µs", ratio(mine, reference)))
+    paths = [str(FIXTURES / "small" / f"note{i:02}.txt") for i in range(50)]
+    rows += ts_rows(*ts_client([ours_params, theirs_params], paths, runs))
     rows += [(k, f"{v:,}", f"{theirs['chars'][k]:,}", ratio(v, theirs["chars"][k])) for k, v in ours["chars"].items()]
     rows.append(("peak RSS of the server", f"{ours['rss'] / 1024:,.1f} MiB", f"{theirs['rss'] / 1024:,.1f} MiB", ratio(ours["rss"], theirs["rss"])))
     title = f"perf: medians over stdio ({starts} alternating cold starts, {runs} runs of the rest); baseline = reference server {reference_version()}"
