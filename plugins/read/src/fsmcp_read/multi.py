@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from contextlib import ExitStack
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple
 
 from fsmcp import Access, ErrorCode, Text, ToolError, ToolResult, fair_shares
 
@@ -27,16 +27,17 @@ NOTICE_ROOM = 400
 def read_multiple_files(args: ReadMultipleInput, ctx: ToolContext) -> ToolResult:
     parts: list[Text] = []
     data: list[dict[str, Any]] = []
+    # Every file is held open until the end (at most 50): the shares need all the sizes before the first read.
     with ExitStack() as held:
         opened = [_open(ctx, raw, held) for raw in args.paths]
-        needs = [len(raw) + 2 + (len(_error(file)[0]) if isinstance(file, ToolError) else file[2] + NOTICE_ROOM) for raw, file in zip(args.paths, opened)]
+        needs = [len(raw) + 2 + (len(_error(file)[0]) if isinstance(file, ToolError) else file.size + NOTICE_ROOM) for raw, file in zip(args.paths, opened)]
         shares = fair_shares(needs, ctx.budget)
         for raw, file, need, share in zip(args.paths, opened, needs, shares):
             ctx.check_cancelled()
             try:
                 if isinstance(file, ToolError):
                     raise file
-                body, facts = _read_one(*file[:2], share - len(raw) - 2, truncated=share < need)
+                body, facts = _read_one(file, share - len(raw) - 2, truncated=share < need)
             except ToolError as exc:
                 body, facts = _error(exc)
             except OSError as exc:
@@ -46,8 +47,15 @@ def read_multiple_files(args: ReadMultipleInput, ctx: ToolContext) -> ToolResult
     return ToolResult(parts, {"files": data})
 
 
-def _open(ctx: ToolContext, raw: str, held: ExitStack) -> tuple[ResolvedPath, BinaryIO, int] | ToolError:
-    """The file opened once, for both its size (which bounds its characters) and its read, so that the walk to it is made once; or why it cannot be read."""
+class Opened(NamedTuple):
+    path: ResolvedPath
+    fh: BinaryIO
+    size: int
+    """In bytes, which bounds the file's characters."""
+
+
+def _open(ctx: ToolContext, raw: str, held: ExitStack) -> Opened | ToolError:
+    """The file opened once, for both its size and its read, so that the walk to it is made once; or why it cannot be read."""
     try:
         path = ctx.fs.resolve(raw, Access.READ)
         fh = held.enter_context(ctx.fs.open_read(path))
@@ -55,7 +63,7 @@ def _open(ctx: ToolContext, raw: str, held: ExitStack) -> tuple[ResolvedPath, Bi
         return exc
     except OSError as exc:
         return _failed(exc)
-    return path, fh, os.fstat(fh.fileno()).st_size
+    return Opened(path, fh, os.fstat(fh.fileno()).st_size)
 
 
 def _failed(exc: OSError) -> ToolError:
@@ -66,8 +74,9 @@ def _error(exc: ToolError) -> tuple[str, dict[str, Any]]:
     return f"[error: {exc.code.value} {exc.message}]", {"error": {"code": exc.code.value, "message": exc.message}}
 
 
-def _read_one(path: ResolvedPath, fh: BinaryIO, room: int, *, truncated: bool) -> tuple[str, dict[str, Any]]:
-    mime = binary_type(sample(fh), path.path.name)
+def _read_one(file: Opened, room: int, *, truncated: bool) -> tuple[str, dict[str, Any]]:
+    fh = file.fh
+    mime = binary_type(sample(fh), file.path.path.name)
     if mime is not None:
         size = fh.seek(0, 2)
         line = f"[binary file: {mime}, {size:,} bytes; read it with read_file, which returns it as an image or blob (or as text with encoding base64)]"
