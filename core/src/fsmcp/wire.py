@@ -71,6 +71,9 @@ class PipeWire(Wire):
         self._reader, self._infile = reader, infile
         self._writer, self._outfile = writer, outfile
         self.live = reader is not None
+        self._unsent: list[bytes] = []
+        """Lines sent during this turn of the event loop, written together at its end: with
+        many calls in flight, one write (and one wake-up of the client) carries many answers."""
 
     async def hung_up(self) -> None:
         if self._writer is None:
@@ -114,8 +117,17 @@ class PipeWire(Wire):
 
             await anyio.to_thread.run_sync(self._write_file, data)
             return
-        self._writer.write(data)
+        if self._writer.transport.is_closing():
+            raise ConnectionResetError("the client closed its end of the connection")
+        if not self._unsent:
+            asyncio.get_running_loop().call_soon(self._flush)
+        self._unsent.append(data)
         await self._writer.drain()
+
+    def _flush(self) -> None:
+        lines, self._unsent = self._unsent, []
+        if not self._writer.transport.is_closing():  # a client gone is noticed by hung_up
+            self._writer.write(lines[0] if len(lines) == 1 else b"".join(lines))
 
     def _write_file(self, data: bytes) -> None:
         self._outfile.write(data)
