@@ -11,10 +11,17 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 
+_encoders: dict[tuple[bool, Callable[[Any], Any] | None], json.JSONEncoder] = {}
+"""One encoder per setting: ``json.dumps`` with options builds a new one at every call."""
+
+
 def dumps(value: Any, *, ascii: bool = False, default: Callable[[Any], Any] | None = str) -> str:
     """``value`` as compact JSON (``,`` and ``:`` separators), at any depth."""
+    encoder = _encoders.get((ascii, default))
+    if encoder is None:
+        encoder = _encoders[ascii, default] = json.JSONEncoder(ensure_ascii=ascii, separators=(",", ":"), default=default)
     try:
-        return json.dumps(value, ensure_ascii=ascii, separators=(",", ":"), default=default)
+        return encoder.encode(value)
     except RecursionError:
         return "".join(_chunks(value, ascii, default))
 
