@@ -95,17 +95,24 @@ def current_session() -> Session:
     return _session.get()
 
 
-@contextmanager
-def in_session(session: Session | None) -> Iterator[Session]:
-    """Run what follows as ``session`` (the transports enter one per client connection)."""
-    if session is None:
-        yield _session.get()
-        return
-    token = _session.set(session)
-    try:
-        yield session
-    finally:
-        _session.reset(token)
+class in_session:  # noqa: N801 (used as a function: with in_session(s) as client)
+    """Run the ``with`` block as ``session`` (the transports enter one per client connection); None: the current one."""
+
+    __slots__ = ("session", "token")
+
+    def __init__(self, session: Session | None):
+        self.session = session
+
+    def __enter__(self) -> Session:
+        if self.session is None:
+            self.token = None
+            return _session.get()
+        self.token = _session.set(self.session)
+        return self.session
+
+    def __exit__(self, *exc: object) -> None:
+        if self.token is not None:
+            _session.reset(self.token)
 
 
 class _Call:
@@ -117,6 +124,21 @@ class _Call:
 _call: ContextVar[_Call | None] = ContextVar("fsmcp_guard_call", default=None)
 
 
+class _CallScope:
+    # A class, not a generator: every call enters one.
+    __slots__ = ("guard", "me", "token")
+
+    def __init__(self, guard: Guard, me: _Call):
+        self.guard, self.me = guard, me
+
+    def __enter__(self) -> None:
+        self.token = _call.set(self.me)
+
+    def __exit__(self, *exc: object) -> None:
+        _call.reset(self.token)
+        self.guard._release(self.me)
+
+
 class Guard:
     """The host's locks and stale-write checks (see the module's docstring)."""
 
@@ -125,16 +147,9 @@ class Guard:
         self._cond = threading.Condition()
         self._owner: dict[str, _Call] = {}
 
-    @contextmanager
-    def call(self, changes: bool) -> Iterator[None]:
-        """One tool call; ``changes`` when it may change files. Its locks end with it."""
-        me = _Call(changes)
-        token = _call.set(me)
-        try:
-            yield
-        finally:
-            _call.reset(token)
-            self._release(me)
+    def call(self, changes: bool) -> _CallScope:
+        """One tool call, as a ``with`` block; ``changes`` when it may change files. Its locks end with it."""
+        return _CallScope(self, _Call(changes))
 
     # -- locks --------------------------------------------------------------------------------
 

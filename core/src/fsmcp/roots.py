@@ -5,8 +5,6 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Iterator
-from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from enum import Enum
@@ -72,6 +70,21 @@ class View:
         self.refusal: str | None = None
 
 
+class _Viewing:
+    # A class, not a generator: every call enters one.
+    __slots__ = ("var", "view", "token")
+
+    def __init__(self, var: ContextVar[View], view: View):
+        self.var, self.view = var, view
+
+    def __enter__(self) -> View:
+        self.token = self.var.set(self.view)
+        return self.view
+
+    def __exit__(self, *exc: object) -> None:
+        self.var.reset(self.token)
+
+
 class RootSet:
     """The operator's roots, the global read-only switch, and the view each client has of them.
 
@@ -101,14 +114,9 @@ class RootSet:
         """A fresh view: the operator's roots, the operator's workspace, nothing chosen."""
         return View(self.operator, self._workspace)
 
-    @contextmanager
-    def viewing(self, view: View) -> Iterator[View]:
-        """Resolve paths through ``view`` inside this block (and the threads it starts)."""
-        token = self._view.set(view)
-        try:
-            yield view
-        finally:
-            self._view.reset(token)
+    def viewing(self, view: View) -> _Viewing:
+        """Resolve paths through ``view`` inside this ``with`` block (and the threads it starts)."""
+        return _Viewing(self._view, view)
 
     @property
     def view(self) -> View:
