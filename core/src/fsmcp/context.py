@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import Awaitable, Callable
 from contextvars import Token
 from typing import TYPE_CHECKING, Any
@@ -65,7 +64,10 @@ class ToolContext:
         self.options: dict[str, Any] = settings.options(tool.plugin)
         self._send_progress = send_progress
         self._run_tool = run_tool
-        self._cancelled = threading.Event()
+        self._cancelled = False
+        self.on_loop = False
+        """Running on the event loop as a quick tool (:attr:`fsmcp.Tool.quick`)."""
+        self.loop_bytes = 0
         try:
             self._loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:  # made outside the server (a direct call in a test): no client to tell
@@ -99,14 +101,14 @@ class ToolContext:
 
     @property
     def cancelled(self) -> bool:
-        return self._cancelled.is_set()
+        return self._cancelled
 
     def cancel(self) -> None:
-        self._cancelled.set()
+        self._cancelled = True  # read by the call's thread at its next check
 
     def check_cancelled(self) -> None:
         """Raise if the client cancelled this call; a tool calls it between units of work."""
-        if self._cancelled.is_set():
+        if self._cancelled:
             raise ToolError(ErrorCode.INTERNAL_ERROR, f"{self.tool.name} was cancelled by the client")
 
     async def aprogress(self, done: float, total: float | None = None, message: str | None = None) -> None:

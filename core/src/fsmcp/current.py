@@ -31,6 +31,31 @@ def leave(token: Token) -> None:
     _current.reset(token)
 
 
+QUICK_BYTES = 256 * 1024
+"""File bytes a quick tool's call may open on the event loop before it moves to a worker thread."""
+
+
+class OffLoop(Exception):
+    """A quick tool's call on the event loop met more work than a moment's: the host runs it again in a worker thread."""
+
+
+def weigh(nbytes: int) -> None:
+    """Count a file of ``nbytes`` opened for the running call; on the event loop, past
+    :data:`QUICK_BYTES` in all, raise :class:`OffLoop`."""
+    ctx = _current.get()
+    if ctx is not None and getattr(ctx, "on_loop", False):
+        ctx.loop_bytes += nbytes
+        if ctx.loop_bytes > QUICK_BYTES:
+            raise OffLoop
+
+
+def off_loop() -> None:
+    """Before work of unknown size (a listing, a walk): on the event loop, raise :class:`OffLoop`."""
+    ctx = _current.get()
+    if ctx is not None and getattr(ctx, "on_loop", False):
+        raise OffLoop
+
+
 def check_cancelled() -> None:
     """Raise if the tool call this code runs for was cancelled.
 

@@ -81,14 +81,22 @@ def os_error(exc: OSError, path: object = None) -> ToolError:
     return ToolError(code, f"{where} {advice}", {"errno": exc.errno})
 
 
-@contextmanager
-def _mapped(path: object):
-    try:
-        yield
-    except ToolError:
-        raise
-    except OSError as exc:
-        raise os_error(exc, path) from None
+class _mapped:
+    """An ``OSError`` met inside the block, raised as the ToolError its errno maps to for ``path``.
+
+    A class, not a generator: every primitive enters one, and a generator's frame costs more."""
+
+    __slots__ = ("path",)
+
+    def __init__(self, path: object):
+        self.path = path
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        if isinstance(exc, OSError):
+            raise os_error(exc, self.path) from None
 
 
 def kind_of(mode: int) -> str:
@@ -211,7 +219,13 @@ class FileSystem:
         self.guard.hold(p.path)
         with _mapped(p):
             fd = self._final(p, lambda dfd, name: _open_regular(p, dfd, name, os.O_RDONLY))
-            self.guard.opened(p.path, os.fstat(fd))
+            try:
+                st = os.fstat(fd)
+                current.weigh(st.st_size)
+            except BaseException:
+                os.close(fd)
+                raise
+            self.guard.opened(p.path, st)
             return os.fdopen(fd, "rb")
 
     def read_bytes(self, path: PathArg, *, limit: int | None = None) -> bytes:
@@ -232,6 +246,7 @@ class FileSystem:
 
     def list_dir(self, path: PathArg) -> list[Entry]:
         """The entries of a directory, sorted by name."""
+        current.off_loop()
         p = self.resolve(path, Access.READ)
         with _mapped(p):
             fd = self._open_dir(p, "use read_file or get_file_info")
@@ -300,6 +315,7 @@ class FileSystem:
         directories are skipped. ``sizes=False`` leaves every file's ``size`` None and stats
         no file: a walk that needs names and kinds only.
         """
+        current.off_loop()
         top = self.resolve(path, Access.READ)
         with _mapped(top):
             top_fd = self._open_dir(top, "list the directory that holds it")

@@ -15,6 +15,7 @@ from pydantic.alias_generators import to_camel
 
 from . import consent, current
 from .change import Change
+from .current import OffLoop
 from .audit import AuditLog
 from .audit import note as audit_note
 from .config import Settings
@@ -24,7 +25,9 @@ from .errors import ErrorCode, ToolError
 from .names import shown
 from .fs import FileSystem, os_error
 from .invalid import describe_invalid
+from .hotcalls import HotHook
 from .limits import check_length
+from .mounts import LocalRoots
 from .programs import Sandbox
 from .protected import ProtectedNames
 from .guard import Guard, Session, expect_version, in_session
@@ -63,6 +66,10 @@ class Host:
         self.sandbox = Sandbox.of(settings)
         self.tools, self.sandbox_notice = self.sandbox.gate(offered(self.registered, settings))
         self.journal = pm.get_plugin(JOURNAL)
+        self._resolve_hook = HotHook(pm.hook.fsmcp_resolve_path)
+        self._check_hook = HotHook(pm.hook.fsmcp_check_path)
+        self._format_hook = HotHook(pm.hook.fsmcp_format_result)
+        self.local_roots = LocalRoots(r.path for r in roots.operator)
         self.in_flight: set[ToolContext] = set()
         self._protected: dict[str, ProtectedNames] = {}
         """Calls whose tool is still running, including abandoned workers of cancelled calls."""
@@ -146,7 +153,7 @@ class Host:
         resolved = self._ask_policy(raw, access, follow_links)
         check_length(resolved.path)
         named = self._named(raw, resolved)
-        reasons = [r for r in self.pm.hook.fsmcp_check_path(path=resolved, access=access, named=named, settings=self.settings) if r]
+        reasons = [r for r in self._check_hook(path=resolved, access=access, named=named, settings=self.settings) if r]
         if reasons:
             consent.refuse(raw, resolved, access, reasons)
         return resolved
@@ -176,7 +183,7 @@ class Host:
         return real != root.path and self.protected(root).matches(str(real.relative_to(root.path)))
 
     def _ask_policy(self, raw: str, access: Access, follow_links: bool) -> ResolvedPath:
-        resolved = self.pm.hook.fsmcp_resolve_path(
+        resolved = self._resolve_hook(
             raw=raw, access=access, follow_links=follow_links, policy=self.settings.policy, roots=self.roots, settings=self.settings
         )
         if resolved is None:
@@ -201,7 +208,7 @@ class Host:
 
     def format(self, tool: Tool | None, outcome: ToolResult | ToolError) -> dict[str, Any]:
         """The ``CallToolResult`` as it goes on the wire (a formatter may also answer with the SDK's model)."""
-        result = self.pm.hook.fsmcp_format_result(tool=tool, outcome=outcome, format=self.settings.format, settings=self.settings)
+        result = self._format_hook(tool=tool, outcome=outcome, format=self.settings.format, settings=self.settings)
         if isinstance(result, BaseModel):
             return result.model_dump(by_alias=True, mode="json", exclude_none=True)
         return result
@@ -282,7 +289,7 @@ class Host:
                 token = ctx.running()
                 try:
                     with self.guard.call(not tool.annotations.read_only):
-                        if getattr(args, "expected_version", None) is not None:
+                        if _expects(args):
                             await WORKERS.run(self._expect, args)
                         out = await function(args, ctx)
                 except BaseException:
@@ -295,6 +302,10 @@ class Host:
                     self.in_flight.discard(ctx)
                 if own and ctx.change.paths:
                     out = _noted(out, await WORKERS.run(self._finish, ctx.change, False))
+            elif tool.quick and self.local_roots():
+                out = self._on_loop(function, args, ctx, own)
+                if out is _OFF_LOOP:
+                    out = await WORKERS.run(self._work, function, args, ctx, own)
             else:
                 out = await WORKERS.run(self._work, function, args, ctx, own)
         except anyio.get_cancelled_exc_class():
@@ -314,6 +325,15 @@ class Host:
             )
         return ToolResult.text(out) if isinstance(out, str) else out
 
+    def _on_loop(self, function: Callable[..., Any], args: Any, ctx: ToolContext, own: bool) -> Any:
+        ctx.on_loop = True
+        try:
+            return self._work(function, args, ctx, own)
+        except OffLoop:
+            return _OFF_LOOP
+        finally:
+            ctx.on_loop, ctx.loop_bytes = False, 0
+
     def _work(self, function: Callable[..., Any], args: Any, ctx: ToolContext, own: bool) -> Any:
         # Runs in a worker thread; an abandoned (cancelled) call stays in flight until it returns,
         # and its change is finished then.
@@ -322,7 +342,7 @@ class Host:
         try:
             try:
                 with self.guard.call(not ctx.tool.annotations.read_only):
-                    if getattr(args, "expected_version", None) is not None:
+                    if _expects(args):
                         self._expect(args)
                     out = function(args, ctx)
             except BaseException:
@@ -362,6 +382,15 @@ class Host:
         if raw is None:
             raise ToolError(ErrorCode.INVALID_PARAMS, f"expectedVersion needs {to_camel(field)}: the file whose version it is")
         expect_version(self.fs, raw, args.expected_version)
+
+
+def _expects(args: Any) -> bool:
+    # Asked of the model's fields first: pydantic's lookup of a missing attribute is slow.
+    return "expected_version" in type(args).model_fields and args.expected_version is not None
+
+
+_OFF_LOOP = object()
+"""What :meth:`Host._on_loop` returns for a call to run again in a worker thread."""
 
 
 def _noted(out: Any, notes: list[str]) -> Any:

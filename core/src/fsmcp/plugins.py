@@ -174,6 +174,8 @@ def collect_tools(pm: pluggy.PluginManager, infos: list[PluginInfo], settings: S
                 raise PluginError(f"plugin {_info.label} registered tool {tool.name!r} whose function is neither callable nor 'module:name'")
             if not _TOOL_NAME.match(tool.name):
                 raise PluginError(f"plugin {_info.label} registered the tool name {tool.name!r}; names are 1-128 of A-Z a-z 0-9 . _ -")
+            if tool.quick and not tool.annotations.read_only:
+                raise PluginError(f"plugin {_info.label} registered tool {tool.name!r} as quick, which only a read-only tool may be")
             if tool.name in tools:
                 other = by_name[tools[tool.name].plugin]
                 raise PluginError(f"tool {tool.name!r} is registered by both plugin {other.label} and plugin {_info.label}; disable one of them (--disable NAME)")

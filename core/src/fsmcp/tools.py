@@ -94,6 +94,12 @@ class Tool:
     starts_programs: bool = False
     """The tool starts external programs (through :func:`fsmcp.start_program`): with
     ``sandbox = "require"`` on a kernel that cannot confine them, it is not offered."""
+    quick: bool = False
+    """A plain, read-only tool whose usual call is a moment's work (metadata, a small file): the
+    host runs it on the event loop, sparing the hand-off to a worker thread and back, while every
+    root lies on a local file system (:mod:`fsmcp.mounts`). There the host's primitives stop it
+    when the work turns out larger (a file over :data:`fsmcp.current.QUICK_BYTES`, a listing),
+    and the host runs it again from the start in a worker thread, so it must change nothing."""
     plugin: str = field(default="", compare=False)
 
     def input_schema(self, offered: Collection[str] = ()) -> dict[str, Any]:

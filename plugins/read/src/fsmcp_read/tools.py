@@ -21,6 +21,7 @@ TOOLS = [
         ReadFileInput,
         "fsmcp_read.read_file:read_file",
         READ_ONLY,
+        quick=True,
     ),
     Tool(
         "read_multiple_files",
@@ -29,6 +30,7 @@ TOOLS = [
         ReadMultipleInput,
         "fsmcp_read.multi:read_multiple_files",
         READ_ONLY,
+        quick=True,
     ),
     Tool(
         "list_directory",
@@ -51,6 +53,7 @@ TOOLS = [
         PathInput,
         "fsmcp_read.info:get_file_info",
         READ_ONLY,
+        quick=True,
         output_model=FileInfoOutput,
     ),
     Tool(
