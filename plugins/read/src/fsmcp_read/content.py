@@ -15,7 +15,8 @@ Latin-1 prose has a few percent of bytes that are not UTF-8; random data has mos
 """
 
 _ESCAPED = re.compile("[\udc80-\udcff]")
-_CONTROL = re.compile(rb"[\x01-\x08\x0e-\x1a\x1c-\x1f\x7f]")
+_CONTROL_BYTES = bytes([*range(0x01, 0x09), *range(0x0E, 0x1B), *range(0x1C, 0x20), 0x7F])
+"""Control bytes that text does not hold (tab, newlines, form feed and escape are text)."""
 
 # Formats whose headers are often plain ASCII: sniffed first so a PDF is never read as text.
 _MAGIC: list[tuple[bytes, str]] = [
@@ -69,10 +70,15 @@ def _looks_binary(head: bytes) -> bool:
         return False
     if b"\x00" in head:
         return True
-    # A multi-byte character cut at the sample's end is not an error: decode as unfinished.
-    decoded = codecs.getincrementaldecoder("utf-8")("surrogateescape").decode(head, final=False)
-    odd = len(_ESCAPED.findall(decoded)) + len(_CONTROL.findall(head))
-    return odd > BINARY_SHARE * len(head)
+    controls = len(head) - len(head.translate(None, _CONTROL_BYTES))
+    try:
+        head.decode("utf-8")
+        escaped = 0  # valid UTF-8, the usual case, costs one pass in C
+    except UnicodeDecodeError:
+        # A multi-byte character cut at the sample's end is not an error: decode as unfinished.
+        decoded = codecs.getincrementaldecoder("utf-8")("surrogateescape").decode(head, final=False)
+        escaped = len(_ESCAPED.findall(decoded))
+    return escaped + controls > BINARY_SHARE * len(head)
 
 
 def decode(data: bytes) -> tuple[str, int]:
