@@ -15,6 +15,10 @@ MAX_MESSAGE_BYTES = 1 << 30
 """The longest line read; a longer one is answered with a parse error and skipped."""
 
 
+READ_BYTES = 1 << 16
+"""The most read from stdin at once."""
+
+
 class Wire:
     """A client's end of the connection: lines in, lines out."""
 
@@ -92,7 +96,10 @@ class PipeWire(Wire):
         reader: asyncio.StreamReader | None = None
         if _pollable(fd_in):
             reader = asyncio.StreamReader(limit=MAX_MESSAGE_BYTES)
-            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), open(fd_in, "rb", buffering=0, closefd=False))
+            transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), open(fd_in, "rb", buffering=0, closefd=False))
+            # asyncio reads up to 256 KiB at a time, a buffer malloc maps and unmaps at every read
+            # (three system calls for a request of a few hundred bytes); 64 KiB comes from the heap.
+            transport.max_size = READ_BYTES  # type: ignore[attr-defined]
         writer: asyncio.StreamWriter | None = None
         if _pollable(fd_out):
             transport, protocol = await loop.connect_write_pipe(_Output, open(fd_out, "wb", buffering=0, closefd=False))
