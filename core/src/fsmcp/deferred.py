@@ -48,3 +48,6 @@ class DeferredHost:
 
     async def call(self, name: str, arguments: dict[str, Any] | None, **kwargs: Any) -> dict[str, Any]:
         return await self.host().call(name, arguments, **kwargs)
+
+    def call_now(self, name: str, arguments: dict[str, Any] | None, **kwargs: Any) -> dict[str, Any] | None:
+        return self.host().call_now(name, arguments, **kwargs)

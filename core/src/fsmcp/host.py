@@ -269,19 +269,10 @@ class Host:
         self, tool: Tool, arguments: dict[str, Any] | None, *, send_progress: ProgressSender | None = None, budget: int | None = None
     ) -> ToolResult | ToolError:
         """Validate the arguments and run the tool; returns its result or the ToolError it met."""
-        try:
-            args = tool.input_model.model_validate(arguments if arguments is not None else {})
-        except ValidationError as exc:
-            return ToolError(ErrorCode.INVALID_PARAMS, describe_invalid(tool, exc))
-        # A tool another one runs (a batch's step) adds to its caller's change.
-        caller = current.call()
-        change = caller.change if caller is not None and caller.change is not None else None
-        own = change is None
-        ctx = ToolContext(
-            fs=self.fs, settings=self.settings, tool=tool, tools=self.tools, send_progress=send_progress, run_tool=self.run_named,
-            budget=budget, change=change or Change(tool.name, self._announce), journal=self.journal,
-            protected=self.protected, is_protected=self.is_protected,
-        )
+        prepared = self._prepare(tool, arguments, send_progress, budget)
+        if isinstance(prepared, ToolError):
+            return prepared
+        args, ctx, own = prepared
         try:
             function = tool.resolve()
             if inspect.iscoroutinefunction(function):
@@ -311,19 +302,65 @@ class Host:
         except anyio.get_cancelled_exc_class():
             ctx.cancel()  # the abandoned worker thread sees it at its next check
             raise
-        except ToolError as exc:
-            return exc
-        except HostError as exc:
-            return ToolError(ErrorCode.INTERNAL_ERROR, str(exc))
-        except OSError as exc:
-            return os_error(exc)
         except Exception as exc:
-            log.exception("tool %s (plugin %s) failed", tool.name, tool.plugin)
-            return ToolError(
-                ErrorCode.INTERNAL_ERROR,
-                f"{tool.name} failed unexpectedly ({type(exc).__name__}: {exc}); the server's log (stderr) has the details",
-            )
+            return self._failure(tool, exc)
         return ToolResult.text(out) if isinstance(out, str) else out
+
+    def call_now(self, name: str, arguments: dict[str, Any] | None, *, session: Session | None = None) -> dict[str, Any] | None:
+        """A quick tool's call (:attr:`Tool.quick`) run to its end without awaiting, for a transport
+        that can answer it at once; None when it cannot be, and :meth:`call` serves it: another
+        tool, roots not all local, an audit log to keep, a user to ask, or work that turned out large.
+        """
+        tool = self.tools.get(name)
+        if tool is None or not tool.quick or self.audit is not None or self.settings.ask_user or not self.local_roots():
+            return None
+        with in_session(session):
+            prepared = self._prepare(tool, arguments, None, None)
+            if isinstance(prepared, ToolError):
+                outcome: ToolResult | ToolError = prepared
+            else:
+                args, ctx, own = prepared
+                try:
+                    out = self._on_loop(tool.resolve(), args, ctx, own)
+                except Exception as exc:
+                    out = self._failure(tool, exc)
+                if out is _OFF_LOOP:
+                    return None
+                outcome = ToolResult.text(out) if isinstance(out, str) else out
+        return self.format(tool, outcome)
+
+    def _prepare(
+        self, tool: Tool, arguments: dict[str, Any] | None, send_progress: ProgressSender | None, budget: int | None
+    ) -> tuple[Any, ToolContext, bool] | ToolError:
+        """The validated arguments, the call's context, and whether the call's change is its own."""
+        try:
+            args = tool.input_model.model_validate(arguments if arguments is not None else {})
+        except ValidationError as exc:
+            return ToolError(ErrorCode.INVALID_PARAMS, describe_invalid(tool, exc))
+        # A tool another one runs (a batch's step) adds to its caller's change.
+        caller = current.call()
+        change = caller.change if caller is not None and caller.change is not None else None
+        ctx = ToolContext(
+            fs=self.fs, settings=self.settings, tool=tool, tools=self.tools, send_progress=send_progress, run_tool=self.run_named,
+            budget=budget, change=change or Change(tool.name, self._announce), journal=self.journal,
+            protected=self.protected, is_protected=self.is_protected,
+        )
+        return args, ctx, change is None
+
+    @staticmethod
+    def _failure(tool: Tool, exc: Exception) -> ToolError:
+        """What a call that raised ``exc`` answers."""
+        if isinstance(exc, ToolError):
+            return exc
+        if isinstance(exc, HostError):
+            return ToolError(ErrorCode.INTERNAL_ERROR, str(exc))
+        if isinstance(exc, OSError):
+            return os_error(exc)
+        log.exception("tool %s (plugin %s) failed", tool.name, tool.plugin, exc_info=exc)
+        return ToolError(
+            ErrorCode.INTERNAL_ERROR,
+            f"{tool.name} failed unexpectedly ({type(exc).__name__}: {exc}); the server's log (stderr) has the details",
+        )
 
     def _on_loop(self, function: Callable[..., Any], args: Any, ctx: ToolContext, own: bool) -> Any:
         ctx.on_loop = True

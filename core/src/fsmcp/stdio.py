@@ -172,6 +172,9 @@ class Connection:
                 raise Refusal(INVALID_PARAMS, wrong)
             params = params or {}
             if method == "tools/call":
+                if (done := self.call_now(params)) is not None:
+                    await self.reply(id_, done)
+                    return
                 # A plain asyncio task: anyio's task group spawn cost more than a small call. It
                 # is registered before it starts, so that a cancellation on the next line finds it.
                 task = asyncio.get_running_loop().create_task(self.call(id_, params))
@@ -301,6 +304,33 @@ class Connection:
             await self.error(id_, INTERNAL_ERROR, "Internal error: the server's log (stderr) has the details")
             return
         await self.reply(id_, self.complete(result) if self.modern else result)
+
+    def call_now(self, params: dict[str, Any]) -> dict[str, Any] | None:
+        """A quick tool's answer, made here without a task of its own (see :meth:`Host.call_now`);
+        None for a call that may need the client (its roots, its user, progress) or a worker."""
+        if self.offers_roots and not self.roots.known:
+            return None
+        meta = params.get("_meta") or {}
+        if "progressToken" in meta:
+            return None
+        if self.modern:
+            if "inputResponses" in params or elicits_forms(meta[CAPABILITIES_KEY]):
+                return None
+        elif self.elicits:
+            return None
+        if self.session is None:
+            from .guard import Session
+
+            self.session = Session()
+        try:
+            with self.host.roots.viewing(self.roots.view):
+                result = self.host.call_now(params["name"], params.get("arguments"), session=self.session)
+        except Exception:
+            log.exception("tools/call %s failed", params["name"])
+            raise Refusal(INTERNAL_ERROR, "Internal error: the server's log (stderr) has the details") from None
+        if result is None:
+            return None
+        return self.complete(result) if self.modern else result
 
     def resumed(self, name: str, arguments: Any, state: Any, responses: Any) -> Consent:
         """A 2026-07-28 call's answers so far: those of its earlier rounds, and the user's latest."""
