@@ -308,11 +308,12 @@ class Host:
 
     def call_now(self, name: str, arguments: dict[str, Any] | None, *, session: Session | None = None) -> dict[str, Any] | None:
         """A quick tool's call (:attr:`Tool.quick`) run to its end without awaiting, for a transport
-        that can answer it at once; None when it cannot be, and :meth:`call` serves it: another
-        tool, roots not all local, an audit log to keep, a user to ask, or work that turned out large.
+        whose client has no user to ask (as :meth:`call` without ``asking``); None when it cannot
+        be, and :meth:`call` serves it: another tool, roots not all local, an audit log to keep,
+        or work that turned out large.
         """
         tool = self.tools.get(name)
-        if tool is None or not tool.quick or self.audit is not None or self.settings.ask_user or not self.local_roots():
+        if tool is None or not tool.quick or self.audit is not None or not self.local_roots():
             return None
         with in_session(session):
             prepared = self._prepare(tool, arguments, None, None)
