@@ -164,4 +164,5 @@ def test_real_paths_read_from_the_root_down_agree_with_realpath(tmp_path):
             else:
                 head, name = os.path.split(absolute.rstrip("/") or "/")
                 expected = Path(os.path.realpath(absolute)) if name in ("", ".", "..") else Path(os.path.realpath(head)) / name
-            assert roots._realpath(absolute, follow) == expected, (tail, follow)
+            real = roots._real_text(absolute, follow)
+            assert real == str(Path(real)) and Path(real) == expected, (tail, follow)  # normalised text, the real path
