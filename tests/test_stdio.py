@@ -360,3 +360,41 @@ def test_a_2026_envelope_whose_client_fields_are_not_objects_is_refused(root, ke
     answers = by_id(exchange(root, request(1, "tools/list", {"_meta": MODERN}), request(2, "tools/list", {"_meta": {**MODERN, key: value}}))[0])
     assert "tools" in answers[1]["result"]
     assert answers[2]["error"]["code"] == -32602 and key in answers[2]["error"]["message"]
+
+
+def test_quick_calls_answer_alike_on_the_loop_and_off_it(root):
+    # read_file of a file past QUICK_BYTES starts on the loop and is run again in a worker; a
+    # progress token keeps a call off the fast path; a small file is read on it.
+    from fsmcp.current import QUICK_BYTES
+
+    (root / "big.txt").write_text(("x" * 99 + "\n") * (QUICK_BYTES // 100 + 1))
+    big = {"name": "read_file", "arguments": {"path": "big.txt", "head": 2}}
+    small = {"name": "get_file_info", "arguments": {"path": "a.txt"}}
+    answers, _ = exchange(
+        root,
+        initialize(),
+        request(1, "tools/call", big),
+        request(2, "tools/call", small),
+        request(3, "tools/call", {**small, "_meta": {"progressToken": "p"}}),
+    )
+    answered = by_id(answers)
+    assert answered[1]["result"]["content"][0]["text"] == ("x" * 99 + "\n") * 2
+    assert not answered[2]["result"].get("isError") and answered[2]["result"] == answered[3]["result"]
+
+
+@pytest.mark.anyio
+async def test_a_line_past_the_limit_is_dropped_to_its_end_and_read_as_too_long():
+    from fsmcp.wire import TOO_LONG, Lines
+
+    lines = Lines(limit=10)
+    lines.data_received(b'{"a": 1}\n' + b"y" * 30)
+    assert lines.has_line()
+    assert await lines.readline() == b'{"a": 1}\n'
+    assert not lines.has_line()
+    assert await lines.readline() == TOO_LONG  # 30 bytes and no end yet: dropped, and so is the rest of it
+    lines.data_received(b"yyyy\n[1]\n" + b"z" * 12 + b"\n{}")
+    assert await lines.readline() == b"[1]\n"
+    assert await lines.readline() == TOO_LONG  # a whole line over the limit
+    lines.eof_received()
+    assert await lines.readline() == b"{}"  # the last line may lack its newline
+    assert await lines.readline() is None

@@ -71,7 +71,7 @@ class PipeWire(Wire):
     prints to stdout can neither steal a request nor corrupt the protocol.
     """
 
-    def __init__(self, reader: asyncio.StreamReader | None, infile: Any, writer: asyncio.StreamWriter | None, outfile: Any):
+    def __init__(self, reader: Lines | None, infile: Any, writer: asyncio.StreamWriter | None, outfile: Any):
         self._reader, self._infile = reader, infile
         self._writer, self._outfile = writer, outfile
         self.live = reader is not None
@@ -93,10 +93,9 @@ class PipeWire(Wire):
         # Pipes, sockets and terminals are watched by the event loop. Anything else (a file, as
         # in `fsmcp serve < requests.jsonl`, or /dev/null, which epoll refuses) is read and
         # written by a worker thread.
-        reader: asyncio.StreamReader | None = None
+        reader: Lines | None = None
         if _pollable(fd_in):
-            reader = asyncio.StreamReader(limit=MAX_MESSAGE_BYTES)
-            transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), open(fd_in, "rb", buffering=0, closefd=False))
+            transport, reader = await loop.connect_read_pipe(lambda: Lines(MAX_MESSAGE_BYTES), open(fd_in, "rb", buffering=0, closefd=False))
             # asyncio reads up to 256 KiB at a time, a buffer malloc maps and unmaps at every read
             # (three system calls for a request of a few hundred bytes); 64 KiB comes from the heap.
             transport.max_size = READ_BYTES  # type: ignore[attr-defined]
@@ -112,11 +111,9 @@ class PipeWire(Wire):
 
             line = await anyio.to_thread.run_sync(self._infile.readline)
             return line or None
-        try:
-            line = await self._reader.readline()
-        except ValueError:  # longer than MAX_MESSAGE_BYTES: the part read so far is dropped
-            return b"\x00 message too long\n"
-        return line or None
+        if self._unsent and not self._reader.has_line():
+            self._flush()  # nothing more to answer before the client sends again: answer now
+        return await self._reader.readline()
 
     async def write(self, data: bytes) -> None:
         if self._writer is None:
@@ -133,12 +130,79 @@ class PipeWire(Wire):
 
     def _flush(self) -> None:
         lines, self._unsent = self._unsent, []
-        if not self._writer.transport.is_closing():  # a client gone is noticed by hung_up
+        if lines and not self._writer.transport.is_closing():  # a client gone is noticed by hung_up
             self._writer.write(lines[0] if len(lines) == 1 else b"".join(lines))
 
     def _write_file(self, data: bytes) -> None:
         self._outfile.write(data)
         self._outfile.flush()
+
+
+TOO_LONG = b"\x00 message too long\n"
+"""What :meth:`Lines.readline` gives for a line past the limit (a parse error to the client)."""
+
+
+class Lines(asyncio.Protocol):
+    """stdin's protocol: what the client sent, cut into lines.
+
+    In place of asyncio's StreamReader, whose ``readline`` is three coroutines deep, and whose
+    buffer cannot say whether a whole line is waiting (:meth:`has_line`: whether answers may
+    wait for the next request's). A line longer than ``limit`` is dropped to its end and read
+    as :data:`TOO_LONG`.
+    """
+
+    def __init__(self, limit: int):
+        self._limit = limit
+        self._buffer = bytearray()
+        self._dropping = False
+        self._eof = False
+        self._waiter: asyncio.Future[None] | None = None
+
+    def data_received(self, data: bytes) -> None:
+        if self._dropping:
+            end = data.find(b"\n")
+            if end < 0:
+                return
+            self._dropping, data = False, data[end + 1 :]
+        self._buffer += data
+        self._wake()
+
+    def eof_received(self) -> None:
+        self._eof = True
+        self._wake()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._eof = True
+        self._wake()
+
+    def _wake(self) -> None:
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+
+    def has_line(self) -> bool:
+        return self._buffer.find(b"\n") >= 0
+
+    async def readline(self) -> bytes | None:
+        """The next line with its newline (the last may lack it), or None at the end."""
+        while True:
+            end = self._buffer.find(b"\n")
+            if end > self._limit or (end < 0 and len(self._buffer) > self._limit):
+                self._dropping = end < 0
+                del self._buffer[: end + 1 if end >= 0 else len(self._buffer)]
+                return TOO_LONG
+            if end >= 0:
+                line = bytes(self._buffer[: end + 1])
+                del self._buffer[: end + 1]
+                return line
+            if self._eof:
+                rest = bytes(self._buffer)
+                self._buffer.clear()
+                return rest or None
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
 
 
 class _Output(asyncio.streams.FlowControlMixin):
