@@ -223,20 +223,22 @@ class Host:
         send_progress: ProgressSender | None = None,
         session: Session | None = None,
         asking: Consent | None = None,
+        on_loop: bool = True,
     ) -> dict[str, Any]:
         """Run one tool call for ``session`` (one per client connection); every failure comes back as an ``isError`` result.
 
         ``asking``: the transport can put questions to the client's user (see :mod:`fsmcp.consent`).
+        ``on_loop=False``: a quick tool goes straight to a worker thread (:meth:`call_now` found its work large).
         """
         tool = self.tools.get(name)
         if not self.settings.ask_user or tool is None or not tool.annotations.read_only:
             asking = None
         with in_session(session) as client:
             if self.audit is None:
-                outcome = await self._consented(name, arguments, send_progress, asking)
+                outcome = await self._consented(name, arguments, send_progress, asking, on_loop)
             else:
                 with self.audit.recording(client.id, name, arguments) as line:
-                    outcome = await self._consented(name, arguments, send_progress, asking)
+                    outcome = await self._consented(name, arguments, send_progress, asking, on_loop)
                     if isinstance(outcome, ToolError):
                         line["outcome"] = outcome.code.value
                     if asking is not None:
@@ -246,29 +248,43 @@ class Host:
         return self.format(tool, outcome)
 
     async def _consented(
-        self, name: str, arguments: dict[str, Any] | None, send_progress: ProgressSender | None, asking: Consent | None
+        self, name: str, arguments: dict[str, Any] | None, send_progress: ProgressSender | None, asking: Consent | None, on_loop: bool
     ) -> ToolResult | ToolError:
         if asking is None:
-            return await self.run_named(name, arguments, send_progress=send_progress)
+            return await self.run_named(name, arguments, send_progress=send_progress, on_loop=on_loop)
         while True:  # bounded: each round asks at least once more, and a call asks at most MAX_ASKS times
             with asking.running():
-                outcome = await self.run_named(name, arguments, send_progress=send_progress)
+                outcome = await self.run_named(name, arguments, send_progress=send_progress, on_loop=on_loop)
             if not await asking.settle():
                 return outcome
 
     async def run_named(
-        self, name: str, arguments: dict[str, Any] | None, *, send_progress: ProgressSender | None = None, budget: int | None = None
+        self,
+        name: str,
+        arguments: dict[str, Any] | None,
+        *,
+        send_progress: ProgressSender | None = None,
+        budget: int | None = None,
+        on_loop: bool = True,
     ) -> ToolResult | ToolError:
         tool = self.tools.get(name)
         if tool is None:
             offered_names = ", ".join(self.tools) or "(none)"
             return ToolError(ErrorCode.INVALID_PARAMS, f"unknown tool {name!r}; this server offers: {offered_names}")
-        return await self.run(tool, arguments, send_progress=send_progress, budget=budget)
+        return await self.run(tool, arguments, send_progress=send_progress, budget=budget, on_loop=on_loop)
 
     async def run(
-        self, tool: Tool, arguments: dict[str, Any] | None, *, send_progress: ProgressSender | None = None, budget: int | None = None
+        self,
+        tool: Tool,
+        arguments: dict[str, Any] | None,
+        *,
+        send_progress: ProgressSender | None = None,
+        budget: int | None = None,
+        on_loop: bool = True,
     ) -> ToolResult | ToolError:
-        """Validate the arguments and run the tool; returns its result or the ToolError it met."""
+        """Validate the arguments and run the tool; returns its result or the ToolError it met.
+
+        A quick tool runs on the event loop when ``on_loop`` and the roots allow (:attr:`Tool.quick`)."""
         prepared = self._prepare(tool, arguments, send_progress, budget)
         if isinstance(prepared, ToolError):
             return prepared
@@ -293,7 +309,7 @@ class Host:
                     self.in_flight.discard(ctx)
                 if own and ctx.change.paths:
                     out = _noted(out, await WORKERS.run(self._finish, ctx.change, False))
-            elif tool.quick and self.local_roots():
+            elif on_loop and tool.quick and self.local_roots():
                 out = self._on_loop(function, args, ctx, own)
                 if out is _OFF_LOOP:
                     out = await WORKERS.run(self._work, function, args, ctx, own)
@@ -309,8 +325,8 @@ class Host:
     def call_now(self, name: str, arguments: dict[str, Any] | None, *, session: Session | None = None) -> dict[str, Any] | None:
         """A quick tool's call (:attr:`Tool.quick`) run to its end without awaiting, for a transport
         whose client has no user to ask (as :meth:`call` without ``asking``); None when it cannot
-        be, and :meth:`call` serves it: another tool, roots not all local, an audit log to keep,
-        or work that turned out large.
+        be, and :meth:`call` serves it: another tool, roots not all local, an audit log to keep.
+        Raises :class:`OffLoop` when the work turned out large: ``call(..., on_loop=False)`` serves it.
         """
         tool = self.tools.get(name)
         if tool is None or not tool.quick or self.audit is not None or not self.local_roots():
@@ -326,7 +342,7 @@ class Host:
                 except Exception as exc:
                     out = self._failure(tool, exc)
                 if out is _OFF_LOOP:
-                    return None
+                    raise OffLoop
                 outcome = ToolResult.text(out) if isinstance(out, str) else out
         return self.format(tool, outcome)
 

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from . import __version__, shapes
 from .client_roots import ClientRoots
 from .consent import Consent, call_digest, elicits_forms, form
+from .current import OffLoop
 from .wire import PipeWire, Wire
 from .workers import WORKERS
 
@@ -172,12 +173,16 @@ class Connection:
                 raise Refusal(INVALID_PARAMS, wrong)
             params = params or {}
             if method == "tools/call":
-                if (done := self.call_now(params)) is not None:
+                try:
+                    done, on_loop = self.call_now(params), True
+                except OffLoop:
+                    done, on_loop = None, False
+                if done is not None:
                     await self.reply(id_, done)
                     return
                 # A plain asyncio task: anyio's task group spawn cost more than a small call. It
                 # is registered before it starts, so that a cancellation on the next line finds it.
-                task = asyncio.get_running_loop().create_task(self.call(id_, params))
+                task = asyncio.get_running_loop().create_task(self.call(id_, params, on_loop))
                 self.running[id_] = task
                 task.add_done_callback(lambda done: self.running.pop(id_, None) if self.running.get(id_) is done else None)
                 return
@@ -255,16 +260,16 @@ class Connection:
         else:
             future.set_result(message["result"])
 
-    async def call(self, id_: Any, params: dict[str, Any]) -> None:
+    async def call(self, id_: Any, params: dict[str, Any], on_loop: bool = True) -> None:
         try:
-            await self._call(id_, params)
+            await self._call(id_, params, on_loop)
         except ConnectionError:
             # The client no longer reads: nobody is left to answer, so the connection ends.
             self.gone = True
             if self.serving is not None:
                 self.serving.cancel()
 
-    async def _call(self, id_: Any, params: dict[str, Any]) -> None:
+    async def _call(self, id_: Any, params: dict[str, Any], on_loop: bool) -> None:
         name, arguments = params["name"], params.get("arguments")
         token = (params.get("_meta") or {}).get("progressToken")
 
@@ -295,7 +300,7 @@ class Connection:
 
                 self.session = Session()
             with self.host.roots.viewing(self.roots.view):
-                result = await self.host.call(name, arguments, send_progress=send_progress, session=self.session, asking=asking)
+                result = await self.host.call(name, arguments, send_progress=send_progress, session=self.session, asking=asking, on_loop=on_loop)
             if asking is not None and asking.waiting:
                 await self.reply(id_, self.complete(self.park(name, arguments, asking), "input_required"))
                 return
@@ -307,7 +312,8 @@ class Connection:
 
     def call_now(self, params: dict[str, Any]) -> dict[str, Any] | None:
         """A quick tool's answer, made here without a task of its own (see :meth:`Host.call_now`);
-        None for a call that may need the client (its roots, its user, progress) or a worker."""
+        None for a call that may need the client (its roots, its user, progress); OffLoop for one
+        whose work turned out large."""
         if self.offers_roots and not self.roots.known:
             return None
         meta = params.get("_meta") or {}
@@ -325,6 +331,8 @@ class Connection:
         try:
             with self.host.roots.viewing(self.roots.view):
                 result = self.host.call_now(params["name"], params.get("arguments"), session=self.session)
+        except OffLoop:
+            raise
         except Exception:
             log.exception("tools/call %s failed", params["name"])
             raise Refusal(INTERNAL_ERROR, "Internal error: the server's log (stderr) has the details") from None
