@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import threading
+import time
 import types as pytypes
 from pathlib import Path
 
@@ -13,7 +14,7 @@ import pytest
 from fsmcp import DESTRUCTIVE, READ_ONLY, Tool, ToolInput, hookimpl
 from fsmcp.current import QUICK_BYTES
 from fsmcp.host import HostError
-from fsmcp.mounts import LocalRoots, all_local, mount_table
+from fsmcp.mounts import RECHECK, LocalRoots, all_local, mount_table
 from fsmcp.testing import connect, host_for, text_of
 
 pytestmark = pytest.mark.anyio
@@ -86,21 +87,25 @@ async def test_a_root_holding_a_mount_of_another_kind_keeps_every_call_in_a_work
         assert seen[0].startswith("fsmcp-worker-") and len(seen) == 1
     finally:
         subprocess.run(["umount", str(root / "mnt")], check=True)
+    time.sleep(RECHECK)
     seen.clear()
     assert await call(host, "probe", root / "a.txt") == "6 bytes"  # the table is read again
     assert seen == [threading.current_thread().name]
 
 
-def test_a_mount_made_or_removed_after_start_is_seen_at_the_next_question(tmp_path):
+def test_a_mount_made_or_removed_after_start_is_seen_once_the_recheck_interval_has_passed(tmp_path):
     (tmp_path / "mnt").mkdir()
     local = LocalRoots([tmp_path])
     assert local()
     subprocess.run(["mount", "-t", "proc", "proc", str(tmp_path / "mnt")], check=True)
     try:
+        time.sleep(RECHECK)
         assert not local()
+        time.sleep(RECHECK)
         assert not local()  # the change is reported once; the answer stays
     finally:
         subprocess.run(["umount", str(tmp_path / "mnt")], check=True)
+    time.sleep(RECHECK)
     assert local()
 
 

@@ -11,6 +11,7 @@ in between the policy's answer and the use cannot lead out of the roots.
 from __future__ import annotations
 
 import errno
+import io
 import os
 import stat as stat_mod
 from collections import deque
@@ -218,15 +219,15 @@ class FileSystem:
         p = self.resolve(path, Access.READ)
         self.guard.hold(p.path)
         with _mapped(p):
-            fd = self._final(p, lambda dfd, name: _open_regular(p, dfd, name, os.O_RDONLY))
+            fd, st = self._final(p, lambda dfd, name: _open_regular_stat(p, dfd, name, os.O_RDONLY))
             try:
-                st = os.fstat(fd)
                 current.weigh(st.st_size)
             except BaseException:
                 os.close(fd)
                 raise
             self.guard.opened(p.path, st)
-            return os.fdopen(fd, "rb")
+            # The buffer's size given, so that io.open does not ask whether a file is a terminal.
+            return io.open(fd, "rb", buffering=io.DEFAULT_BUFFER_SIZE)
 
     def read_bytes(self, path: PathArg, *, limit: int | None = None) -> bytes:
         """The whole file; FILE_TOO_LARGE past ``limit`` (default: the max_file_bytes setting)."""
@@ -713,6 +714,11 @@ def _lstat(dir_fd: int, name: str, follow: bool) -> os.stat_result:
 
 def _open_regular(p: ResolvedPath, dir_fd: int, name: str, flags: int) -> int:
     """Open a regular file: never through a link, never blocking on a pipe."""
+    return _open_regular_stat(p, dir_fd, name, flags)[0]
+
+
+def _open_regular_stat(p: ResolvedPath, dir_fd: int, name: str, flags: int) -> tuple[int, os.stat_result]:
+    """:func:`_open_regular`, and the file's status as it was opened."""
     try:
         fd = os.open(name, flags | dirfd.READ, 0o666, dir_fd=dir_fd)
     except OSError as exc:
@@ -720,13 +726,14 @@ def _open_regular(p: ResolvedPath, dir_fd: int, name: str, flags: int) -> int:
             raise _LinkHere from None
         raise
     try:
-        mode = os.fstat(fd).st_mode
+        st = os.fstat(fd)
+        mode = st.st_mode
         if stat_mod.S_ISDIR(mode):
             raise ToolError(ErrorCode.NOT_FILE, f"{p} is a directory, not a file; use list_directory or directory_tree")
         if not stat_mod.S_ISREG(mode):
             raise ToolError(ErrorCode.NOT_FILE, f"{p} is a device, socket or pipe, not a regular file")
         os.set_blocking(fd, True)
-        return fd
+        return fd, st
     except BaseException:
         os.close(fd)
         raise

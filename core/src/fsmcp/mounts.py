@@ -3,8 +3,9 @@
 A quick tool (:attr:`fsmcp.Tool.quick`) runs on the event loop only while this holds: on a
 network or user-space file system (NFS, SMB, FUSE, …) a ``stat`` can wait for a server that
 is gone, and on the loop that wait would stall every call of every client. The mount table is
-read at start-up and read again whenever the kernel says it changed (``/proc/self/mountinfo``
-polls ``POLLPRI`` then), so a share mounted inside a root later is seen at the next call.
+read at start-up and read again when the kernel says it changed (``/proc/self/mountinfo``
+polls ``POLLPRI`` then), which is asked at most every :data:`RECHECK` seconds: a share
+mounted inside a root later is seen within that time.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import os
 import re
 import select
 import threading
+import time
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -23,6 +25,9 @@ LOCAL_TYPES = frozenset(
 )
 """File systems served by the kernel from local storage or memory; any other type (network,
 FUSE, procfs, whose files can block) keeps every call in a worker thread."""
+RECHECK = 0.05
+"""Seconds between two looks at whether the mount table changed: a poll is a system call,
+dearer than a small call's whole path check on a virtual machine."""
 _ESCAPE = re.compile(r"\\([0-7]{3})")
 
 
@@ -74,6 +79,7 @@ class LocalRoots:
             self._fd = None  # no mount table to read: nothing is known to be local
             self._local = False
             return
+        self._next = 0.0
         self._poll = select.poll()
         self._poll.register(self._fd, select.POLLPRI)
         self._local = self._read()
@@ -81,7 +87,11 @@ class LocalRoots:
     def __call__(self) -> bool:
         if self._fd is None:
             return False
+        now = time.monotonic()
+        if now < self._next:
+            return self._local
         with self._lock:  # a poll reports a change once: the one who saw it reads the table
+            self._next = now + RECHECK
             if self._poll.poll(0):
                 self._local = self._read()
             return self._local

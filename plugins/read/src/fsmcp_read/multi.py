@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple
 from fsmcp import Access, ErrorCode, Text, ToolError, ToolResult, fair_shares
 
 from .content import binary_type, sample
+from .read_file import in_memory
 from .reader import take_text
 
 if TYPE_CHECKING:
@@ -63,7 +64,8 @@ def _open(ctx: ToolContext, raw: str, held: ExitStack) -> Opened | ToolError:
         return exc
     except OSError as exc:
         return _failed(exc)
-    return Opened(path, fh, os.fstat(fh.fileno()).st_size)
+    size = os.fstat(fh.fileno()).st_size
+    return Opened(path, in_memory(fh, size), size)
 
 
 def _failed(exc: OSError) -> ToolError:

@@ -7,6 +7,7 @@ a clamped range, replaced bytes) goes in a second part, so the content can be co
 from __future__ import annotations
 
 import base64
+import io
 import os
 from typing import TYPE_CHECKING, BinaryIO
 
@@ -20,6 +21,8 @@ if TYPE_CHECKING:
 
     from .models import ReadFileInput
 
+SMALL_FILE = 64 * 1024
+"""Bytes up to which a file is read whole into memory first."""
 NOTE_ROOM = 800
 """Characters kept back from the budget for the notes part."""
 
@@ -57,8 +60,9 @@ def selection(args: ReadFileInput) -> Selection:
 def read_file(args: ReadFileInput, ctx: ToolContext) -> ToolResult:
     sel = selection(args)
     path = ctx.fs.resolve(args.path, Access.READ)
-    with ctx.fs.open_read(path) as fh:
-        size = os.fstat(fh.fileno()).st_size
+    with ctx.fs.open_read(path) as opened:
+        size = os.fstat(opened.fileno()).st_size
+        fh = in_memory(opened, size)
         if sel.whole and args.max_bytes is not None and size > args.max_bytes:
             raise ToolError(
                 ErrorCode.FILE_TOO_LARGE,
@@ -74,6 +78,18 @@ def read_file(args: ReadFileInput, ctx: ToolContext) -> ToolResult:
         if args.encoding in ("base64", "hex"):
             return reader.encoded(args.encoding)
         return reader.text(args.line_numbers)
+
+
+def in_memory(fh: BinaryIO, size: int) -> BinaryIO:
+    """A small file as a file in memory, read with one system call: finding the selection,
+    sniffing the type and taking the text each seek and read again (six system calls)."""
+    if size > SMALL_FILE:
+        return fh
+    data = os.read(fh.fileno(), size + 1)
+    if len(data) > size:  # grown since: read it as any other
+        fh.seek(0)
+        return fh
+    return io.BytesIO(data)
 
 
 class FileReader:
