@@ -68,10 +68,12 @@ class ToolContext:
         self.on_loop = False
         """Running on the event loop as a quick tool (:attr:`fsmcp.Tool.quick`)."""
         self.loop_bytes = 0
-        try:
-            self._loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
-        except RuntimeError:  # made outside the server (a direct call in a test): no client to tell
-            self._loop = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        if send_progress is not None:  # asked only then: on Python 3.11 each asking is a system call
+            try:
+                self._loop = asyncio.get_running_loop()
+            except RuntimeError:  # made outside the server (a direct call in a test): no client to tell
+                pass
 
     def protected(self, root: Any) -> ProtectedNames:
         """The protected names under ``root`` (a :class:`fsmcp.Root`, or a root's real path)."""

@@ -9,6 +9,8 @@ import os
 import stat
 from typing import Any
 
+import orjson
+
 from .jsontext import dumps
 
 MAX_MESSAGE_BYTES = 1 << 30
@@ -48,8 +50,14 @@ def encode(message: dict[str, Any] | list[dict[str, Any]]) -> bytes:
     A lone surrogate (a file name's undecodable byte that reached a message unescaped) is
     neither UTF-8 nor, as ``\\udcff``, accepted by strict JSON parsers: it is written as the
     names rule writes that byte (``\\xff``), any other lone surrogate as U+FFFD.
+    orjson writes the usual message in a tenth of the standard library's time; what it
+    refuses (a lone surrogate, an integer past 64 bits, a key that is no string) is written by
+    the standard library.
     """
-    return dumps(message, default=None).encode("utf-8", "fsmcp-wire") + b"\n"
+    try:
+        return orjson.dumps(message) + b"\n"
+    except TypeError:
+        return dumps(message, default=None).encode("utf-8", "fsmcp-wire") + b"\n"
 
 
 def _surrogate_escaped(exc: UnicodeError) -> tuple[bytes, int]:
@@ -75,6 +83,7 @@ class PipeWire(Wire):
         self._reader, self._infile = reader, infile
         self._writer, self._outfile = writer, outfile
         self.live = reader is not None
+        self._loop = asyncio.get_running_loop() if writer is not None else None
         self._unsent: list[bytes] = []
         """Lines sent during this turn of the event loop, written together at its end: with
         many calls in flight, one write (and one wake-up of the client) carries many answers."""
@@ -124,7 +133,7 @@ class PipeWire(Wire):
         if self._writer.transport.is_closing():
             raise ConnectionResetError("the client closed its end of the connection")
         if not self._unsent:
-            asyncio.get_running_loop().call_soon(self._flush)
+            self._loop.call_soon(self._flush)
         self._unsent.append(data)
         await self._writer.drain()
 
@@ -152,6 +161,7 @@ class Lines(asyncio.Protocol):
     """
 
     def __init__(self, limit: int):
+        self._loop = asyncio.get_running_loop()  # made by connect_read_pipe, on the loop
         self._limit = limit
         self._buffer = bytearray()
         self._dropping = False
@@ -198,7 +208,7 @@ class Lines(asyncio.Protocol):
                 rest = bytes(self._buffer)
                 self._buffer.clear()
                 return rest or None
-            self._waiter = asyncio.get_running_loop().create_future()
+            self._waiter = self._loop.create_future()
             try:
                 await self._waiter
             finally:
