@@ -398,3 +398,18 @@ async def test_a_line_past_the_limit_is_dropped_to_its_end_and_read_as_too_long(
     lines.eof_received()
     assert await lines.readline() == b"{}"  # the last line may lack its newline
     assert await lines.readline() is None
+
+
+def test_what_orjson_refuses_is_read_and_written_by_the_standard_library(root):
+    # An id past 64 bits is JSON all the same; a file name's undecodable byte is written as \xff.
+    (root / "caf\udce9.txt").write_bytes(b"x")
+    big = 2**70
+    answers, _ = exchange(
+        root,
+        initialize(),
+        f'{{"jsonrpc": "2.0", "id": {big}, "method": "ping"}}',
+        request(2, "tools/call", {"name": "list_directory", "arguments": {"path": "."}}),
+    )
+    answered = by_id(answers)
+    assert answered[big]["result"] == {}
+    assert "caf\\xe9.txt" in answered[2]["result"]["content"][0]["text"]

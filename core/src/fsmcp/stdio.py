@@ -20,6 +20,7 @@ import contextvars
 import json
 import logging
 import os
+import re
 import sys
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
@@ -464,13 +465,19 @@ async def messages(wire: Wire) -> AsyncIterator[dict[str, Any] | list[Any]]:
         yield message
 
 
+_LONG_NUMBER = re.compile(rb"\d{19}")
+"""Digits enough for an integer past 64 bits, which orjson would read as a float."""
+
+
 def _loads(line: bytes) -> Any:
-    # orjson reads a request in a sixth of the standard library's time; what it refuses and
-    # the standard library reads (an integer past 64 bits, NaN) is read as ever.
-    try:
-        return orjson.loads(line)
-    except ValueError:
-        return json.loads(line)
+    # orjson reads a request in a sixth of the standard library's time; what it refuses (a
+    # lone surrogate, NaN) or would read otherwise (a long integer) the standard library reads.
+    if _LONG_NUMBER.search(line) is None:
+        try:
+            return orjson.loads(line)
+        except ValueError:
+            pass
+    return json.loads(line)
 
 
 def _valid_id(id_: Any) -> bool:
