@@ -149,3 +149,14 @@ def test_only_a_read_only_tool_may_be_quick(root):
     module.fsmcp_register_tools = fsmcp_register_tools
     with pytest.raises(HostError, match="registered tool 'scribble' as quick, which only a read-only tool may be"):
         host_for([root], [("scribble", module)])
+
+
+def test_the_mount_table_s_descriptor_goes_with_its_watcher():
+    import gc
+    import os
+
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(50):
+        LocalRoots([Path("/tmp")])
+    gc.collect()
+    assert len(os.listdir("/proc/self/fd")) <= before

@@ -15,6 +15,7 @@ import re
 import select
 import threading
 import time
+import weakref
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -26,8 +27,8 @@ LOCAL_TYPES = frozenset(
 """File systems served by the kernel from local storage or memory; any other type (network,
 FUSE, procfs, whose files can block) keeps every call in a worker thread."""
 RECHECK = 0.05
-"""Seconds between two looks at whether the mount table changed: a poll is a system call,
-dearer than a small call's whole path check on a virtual machine."""
+"""Seconds between two looks at whether the mount table changed, so that a call does not pay
+a system call for it every time."""
 _ESCAPE = re.compile(r"\\([0-7]{3})")
 
 
@@ -79,6 +80,7 @@ class LocalRoots:
             self._fd = None  # no mount table to read: nothing is known to be local
             self._local = False
             return
+        weakref.finalize(self, os.close, self._fd)
         self._next = 0.0
         self._poll = select.poll()
         self._poll.register(self._fd, select.POLLPRI)
