@@ -139,6 +139,25 @@ def test_an_unreadable_mount_table_means_nothing_is_local(tmp_path):
     assert LocalRoots([tmp_path], mountinfo=str(tmp_path / "no-such-file"))() is False
 
 
+async def test_an_async_tool_marked_quick_is_awaited_and_one_that_cannot_be_imported_fails_as_a_result(root):
+    async def greet(args, ctx):
+        return f"hello {args.path}"
+
+    module = pytypes.SimpleNamespace()
+
+    @hookimpl
+    def fsmcp_register_tools(register):
+        register(Tool("greet", "Greet.", PathInput, greet, READ_ONLY, quick=True))
+        register(Tool("broken", "Import.", PathInput, "fsmcp_no_such_module:run", READ_ONLY, quick=True))
+
+    module.fsmcp_register_tools = fsmcp_register_tools
+    host = host_for([root], [("odd", module)])
+    assert await call(host, "greet", root) == f"hello {root}"
+    async with connect(host) as client:
+        result = await client.call_tool("broken", {"path": str(root)})
+    assert result.is_error and text_of(result).startswith("INTERNAL_ERROR: broken failed unexpectedly (ModuleNotFoundError")
+
+
 def test_only_a_read_only_tool_may_be_quick(root):
     module = pytypes.SimpleNamespace()
 

@@ -310,8 +310,9 @@ class Host:
                 if own and ctx.change.paths:
                     out = _noted(out, await WORKERS.run(self._finish, ctx.change, False))
             elif on_loop and tool.quick and self.local_roots():
-                out = self._on_loop(function, args, ctx, own)
-                if out is _OFF_LOOP:
+                try:
+                    out = self._on_loop(function, args, ctx, own)
+                except OffLoop:
                     out = await WORKERS.run(self._work, function, args, ctx, own)
             else:
                 out = await WORKERS.run(self._work, function, args, ctx, own)
@@ -331,6 +332,12 @@ class Host:
         tool = self.tools.get(name)
         if tool is None or not tool.quick or self.audit is not None or not self.local_roots():
             return None
+        try:
+            function = tool.resolve()
+        except Exception:
+            return None  # call() answers with the import's failure
+        if inspect.iscoroutinefunction(function):
+            return None  # quick means a plain function: an async one is awaited by call()
         with in_session(session):
             prepared = self._prepare(tool, arguments, None, None)
             if isinstance(prepared, ToolError):
@@ -338,11 +345,11 @@ class Host:
             else:
                 args, ctx, own = prepared
                 try:
-                    out = self._on_loop(tool.resolve(), args, ctx, own)
+                    out = self._on_loop(function, args, ctx, own)
+                except OffLoop:
+                    raise
                 except Exception as exc:
                     out = self._failure(tool, exc)
-                if out is _OFF_LOOP:
-                    raise OffLoop
                 outcome = ToolResult.text(out) if isinstance(out, str) else out
         return self.format(tool, outcome)
 
@@ -380,11 +387,10 @@ class Host:
         )
 
     def _on_loop(self, function: Callable[..., Any], args: Any, ctx: ToolContext, own: bool) -> Any:
+        """:meth:`_work` on the event loop; raises :class:`OffLoop` when the call is to run in a worker."""
         ctx.on_loop = True
         try:
             return self._work(function, args, ctx, own)
-        except OffLoop:
-            return _OFF_LOOP
         finally:
             ctx.on_loop, ctx.loop_bytes = False, 0
 
@@ -441,10 +447,6 @@ class Host:
 def _expects(args: Any) -> bool:
     # Asked of the model's fields first: pydantic's lookup of a missing attribute is slow.
     return "expected_version" in type(args).model_fields and args.expected_version is not None
-
-
-_OFF_LOOP = object()
-"""What :meth:`Host._on_loop` returns for a call to run again in a worker thread."""
 
 
 def _noted(out: Any, notes: list[str]) -> Any:
