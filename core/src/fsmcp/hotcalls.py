@@ -20,26 +20,24 @@ class HotHook:
     def __init__(self, caller: HookCaller):
         self._caller = caller
         self._first = bool(caller.spec and caller.spec.opts.get("firstresult"))
-        self._impls: list[Any] = []
-        self._plan: list[tuple[Any, tuple[str, ...]]] | None = None
+        self._known: tuple[list[Any], list[tuple[Any, tuple[str, ...]]] | None] = ([], None)
+        """The implementations last seen, and how to call them (None: through pluggy); one
+        value, so that a thread never pairs one list with another's plan."""
 
     def __call__(self, **kwargs: Any) -> Any:
         impls = self._caller.get_hookimpls()
-        if impls != self._impls:
-            self._impls = impls
+        seen, plan = self._known
+        if impls != seen:
             plain = not any(i.hookwrapper or i.wrapper for i in impls)
-            self._plan = [(i.function, tuple(i.argnames)) for i in reversed(impls)] if plain else None
-        if self._plan is None:
+            plan = [(i.function, tuple(i.argnames)) for i in reversed(impls)] if plain else None
+            self._known = impls, plan
+        if plan is None:
             return self._caller(**kwargs)
-        if self._first:
-            for function, names in self._plan:
-                answer = function(*[kwargs[n] for n in names])
-                if answer is not None:
-                    return answer
-            return None
         answers = []
-        for function, names in self._plan:
+        for function, names in plan:
             answer = function(*[kwargs[n] for n in names])
             if answer is not None:
+                if self._first:
+                    return answer
                 answers.append(answer)
-        return answers
+        return None if self._first else answers
