@@ -57,6 +57,7 @@ MAX_PARKED = 64
 
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR = -32700, -32600, -32601, -32602, -32603
 UNSUPPORTED_PROTOCOL_VERSION = -32022
+INTERNAL_MESSAGE = "Internal error: the server's log (stderr) has the details"
 CLOSING_GRACE = 1.0
 """Seconds the calls in flight when a live client closes its input (its way to leave) have to
 answer before they are cancelled."""
@@ -298,20 +299,24 @@ class Connection:
                     await self.roots.ask(self.list_roots)
                 if self.elicits:
                     asking = Consent(self.host.settings.ask_timeout, ask=self.elicit)
-            if self.session is None:
-                from .guard import Session
-
-                self.session = Session()
             with self.host.roots.viewing(self.roots.view):
-                result = await self.host.call(name, arguments, send_progress=send_progress, session=self.session, asking=asking, on_loop=on_loop)
+                result = await self.host.call(name, arguments, send_progress=send_progress, session=self.own_session(), asking=asking, on_loop=on_loop)
             if asking is not None and asking.waiting:
                 await self.reply(id_, self.complete(self.park(name, arguments, asking), "input_required"))
                 return
         except Exception:
             log.exception("tools/call %s failed", name)
-            await self.error(id_, INTERNAL_ERROR, "Internal error: the server's log (stderr) has the details")
+            await self.error(id_, INTERNAL_ERROR, INTERNAL_MESSAGE)
             return
         await self.reply(id_, self.complete(result) if self.modern else result)
+
+    def own_session(self) -> Session:
+        """This connection's session, made at its first call: what it needs is loaded then."""
+        if self.session is None:
+            from .guard import Session
+
+            self.session = Session()
+        return self.session
 
     def call_now(self, params: dict[str, Any]) -> dict[str, Any] | None:
         """A quick tool's answer, made here without a task of its own (see :meth:`Host.call_now`);
@@ -327,18 +332,14 @@ class Connection:
                 return None
         elif self.elicits:
             return None
-        if self.session is None:
-            from .guard import Session
-
-            self.session = Session()
         try:
             with self.host.roots.viewing(self.roots.view):
-                result = self.host.call_now(params["name"], params.get("arguments"), session=self.session)
+                result = self.host.call_now(params["name"], params.get("arguments"), session=self.own_session())
         except OffLoop:
             raise
         except Exception:
             log.exception("tools/call %s failed", params["name"])
-            raise Refusal(INTERNAL_ERROR, "Internal error: the server's log (stderr) has the details") from None
+            raise Refusal(INTERNAL_ERROR, INTERNAL_MESSAGE) from None
         if result is None:
             return None
         return self.complete(result) if self.modern else result
