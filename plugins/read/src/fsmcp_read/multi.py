@@ -13,8 +13,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple
 from fsmcp import Access, ErrorCode, Text, ToolError, ToolResult, fair_shares
 
 from .content import binary_type, sample
-from .read_file import in_memory
-from .reader import take_text
+from .reader import in_memory, take_text
 
 if TYPE_CHECKING:
     from fsmcp import ResolvedPath, ToolContext

@@ -7,22 +7,19 @@ a clamped range, replaced bytes) goes in a second part, so the content can be co
 from __future__ import annotations
 
 import base64
-import io
 import os
 from typing import TYPE_CHECKING, BinaryIO
 
 from fsmcp import Access, Blob, ErrorCode, Text, ToolError, ToolResult
 
 from .content import binary_type, sample
-from .reader import Selection, Taken, region, take
+from .reader import Selection, Taken, in_memory, region, take
 
 if TYPE_CHECKING:
     from fsmcp import ResolvedPath, ToolContext
 
     from .models import ReadFileInput
 
-SMALL_FILE = 64 * 1024
-"""Bytes up to which a file is read whole into memory first."""
 NOTE_ROOM = 800
 """Characters kept back from the budget for the notes part."""
 
@@ -78,18 +75,6 @@ def read_file(args: ReadFileInput, ctx: ToolContext) -> ToolResult:
         if args.encoding in ("base64", "hex"):
             return reader.encoded(args.encoding)
         return reader.text(args.line_numbers)
-
-
-def in_memory(fh: BinaryIO, size: int) -> BinaryIO:
-    """A small file as a file in memory, read with one system call: finding the selection,
-    sniffing the type and taking the text each seek and read again (six system calls)."""
-    if size > SMALL_FILE:
-        return fh
-    data = os.read(fh.fileno(), size + 1)
-    if len(data) > size:  # grown since: read it as any other
-        fh.seek(0)
-        return fh
-    return io.BytesIO(data)
 
 
 class FileReader:
