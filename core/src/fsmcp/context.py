@@ -68,6 +68,7 @@ class ToolContext:
         self.on_loop = False
         """Running on the event loop as a quick tool (:attr:`fsmcp.Tool.quick`)."""
         self.loop_bytes = 0
+        """File bytes the call opened on the event loop so far (:func:`fsmcp.current.weigh`)."""
         self._loop: asyncio.AbstractEventLoop | None = None
         if send_progress is not None:  # asked only then: on Python 3.11 each asking is a system call
             try:
