@@ -1,7 +1,8 @@
 """Performance benchmark: fsmcp beside the reference server, in one run, over stdio.
 
 Builds seeded fixtures once under ``bench/.fixtures/perf`` (a 20,000-file tree, a 5 MB text
-file, 50 small files) and prints, for both servers, medians of several runs and the ratio:
+file, 50 small files) and prints, for both servers, medians of several runs (the servers
+taking turns) and the ratio:
 the characters per tool of ``tools/list``; cold start to the first ``tools/list`` answer, once
 from a fresh install of this tree with ``PYTHONDONTWRITEBYTECODE=1`` (every start a first
 start), then with the bytecode compiled (also for a client that tries the 2026-07-28 era
@@ -9,7 +10,7 @@ first, which the reference server answers by falling back to ``initialize``, and
 tool-list cache, as the first start of a configuration is); mean
 latency of 500 sequential small ``read_file`` calls and of 500 ``get_file_info`` calls;
 calls per second of ``get_file_info`` and ``read_file`` with 64 calls in flight on one session;
-``read_multiple_files`` of 50 files;
+mean latency of 20 ``read_multiple_files`` calls of 50 files, and the session's first alone;
 ``directory_tree`` of the 20,000-file tree (and the characters each returns);
 ``search_files``; ``edit_file`` on the 5 MB file; peak RSS of each server process; the
 raw round trip of a small ``read_file`` and ``get_file_info`` without a client library; and
@@ -77,60 +78,85 @@ SEARCH_ARGS = {
 }
 
 
-async def measure(name: str, params, runs: int) -> dict[str, object]:
+class Figures:
+    """One server's samples, run after run, and what else a run saw."""
+
+    def __init__(self) -> None:
+        self.samples: dict[str, list[float]] = {}
+        self.chars: dict[str, int] = {}
+        self.rss = 0
+
+    def add(self, key: str, value: float) -> None:
+        self.samples.setdefault(key, []).append(value)
+
+    def summary(self) -> dict[str, object]:
+        return {"times": {k: median(v) for k, v in self.samples.items()}, "chars": self.chars, "rss": self.rss}
+
+
+async def measure(servers: list[tuple[str, object]], runs: int) -> list[dict[str, object]]:
+    """Each server's figures, medians over ``runs`` sessions; the servers take turns run by run,
+    so that a machine slower for a while weighs on both alike."""
+    figures = [Figures() for _ in servers]
+    for _ in range(runs):
+        for (name, params), seen in zip(servers, figures):
+            await measure_once(name, params, seen)
+    return [seen.summary() for seen in figures]
+
+
+READ_MANY = 20
+"""read_multiple_files calls per run: the first in a session also loads the tool."""
+
+
+async def measure_once(name: str, params, seen: Figures) -> None:
     root = str(FIXTURES)
     small = [f"{root}/small/note{i:02}.txt" for i in range(50)]
     big = f"{root}/big.txt"
-    figures: dict[str, list[float]] = {}
+    add, chars = seen.add, seen.chars
+    before = children()
+    async with session(params) as client:
+        await client.list_tools()
 
-    def add(key: str, value: float) -> None:
-        figures.setdefault(key, []).append(value)
+        t = time.perf_counter()
+        for i in range(500):
+            await client.call_tool("read_file", {"path": small[i % 50]})
+        add("read_file x500 (mean per call)", (time.perf_counter() - t) / 500)
 
-    chars = {}
-    rss = 0
-    for run in range(runs):
-        before = children()
-        async with session(params) as client:
-            await client.list_tools()
+        t, cpu = time.perf_counter(), client_cpu()
+        for i in range(500):
+            await client.call_tool("get_file_info", {"path": small[i % 50]})
+        add("get_file_info x500 (mean per call)", (time.perf_counter() - t) / 500)
+        add(CLIENT_CPU, (client_cpu() - cpu) / 500)
 
-            t = time.perf_counter()
-            for i in range(500):
-                await client.call_tool("read_file", {"path": small[i % 50]})
-            add("read_file x500 (mean per call)", (time.perf_counter() - t) / 500)
+        for tool in ("get_file_info", "read_file"):
+            rate, busy = await in_flight(client, tool, small)
+            add(f"{tool}, {IN_FLIGHT} in flight, calls/s", rate)
+            add(f"  the SDK client's CPU meanwhile ({tool}), {BUSY}", busy)
 
-            t, cpu = time.perf_counter(), client_cpu()
-            for i in range(500):
-                await client.call_tool("get_file_info", {"path": small[i % 50]})
-            add("get_file_info x500 (mean per call)", (time.perf_counter() - t) / 500)
-            add(CLIENT_CPU, (client_cpu() - cpu) / 500)
-
-            for tool in ("get_file_info", "read_file"):
-                rate, busy = await in_flight(client, tool, small)
-                add(f"{tool}, {IN_FLIGHT} in flight, calls/s", rate)
-                add(f"  the SDK client's CPU meanwhile ({tool}), {BUSY}", busy)
-
-            t = time.perf_counter()
+        t = time.perf_counter()
+        await client.call_tool("read_multiple_files", {"paths": small})
+        first = time.perf_counter() - t
+        for _ in range(READ_MANY - 1):
             await client.call_tool("read_multiple_files", {"paths": small})
-            add("read_multiple_files, 50 files", time.perf_counter() - t)
+        add(f"read_multiple_files x{READ_MANY}, 50 files (mean per call)", (time.perf_counter() - t) / READ_MANY)
+        add("  the session's first of them", first)
 
-            t = time.perf_counter()
-            tree = await client.call_tool("directory_tree", {"path": f"{root}/tree"})
-            add("directory_tree, 20,000 files", time.perf_counter() - t)
-            chars["directory_tree characters returned"] = text_len(tree) + len(str(tree.structured_content or ""))
+        t = time.perf_counter()
+        tree = await client.call_tool("directory_tree", {"path": f"{root}/tree"})
+        add("directory_tree, 20,000 files", time.perf_counter() - t)
+        chars["directory_tree characters returned"] = text_len(tree) + len(str(tree.structured_content or ""))
 
-            t = time.perf_counter()
-            found = await client.call_tool("search_files", SEARCH_ARGS[name](root))
-            add("search_files, 20,000 files", time.perf_counter() - t)
-            chars["search_files characters returned"] = text_len(found)
+        t = time.perf_counter()
+        found = await client.call_tool("search_files", SEARCH_ARGS[name](root))
+        add("search_files, 20,000 files", time.perf_counter() - t)
+        chars["search_files characters returned"] = text_len(found)
 
-            old, new = ("0054321 ", "0054321*") if "0054321 " in Path(big).read_text() else ("0054321*", "0054321 ")
-            t = time.perf_counter()
-            edited = await client.call_tool("edit_file", {"path": big, "edits": [{"oldText": old, "newText": new}]})
-            add("edit_file, 5 MB file", time.perf_counter() - t)
-            if edited.is_error:
-                raise SystemExit(f"{name}: edit_file failed: {edited.content[0].text[:300]}")
-            rss = max(rss, server_rss_peak_kib(before))
-    return {"times": {k: median(v) for k, v in figures.items()}, "chars": chars, "rss": rss}
+        old, new = ("0054321 ", "0054321*") if "0054321 " in Path(big).read_text() else ("0054321*", "0054321 ")
+        t = time.perf_counter()
+        edited = await client.call_tool("edit_file", {"path": big, "edits": [{"oldText": old, "newText": new}]})
+        add("edit_file, 5 MB file", time.perf_counter() - t)
+        if edited.is_error:
+            raise SystemExit(f"{name}: edit_file failed: {edited.content[0].text[:300]}")
+        seen.rss = max(seen.rss, server_rss_peak_kib(before))
 
 
 IN_FLIGHT = 64
@@ -309,8 +335,7 @@ async def main(runs: int, starts: int) -> None:
     ours_uncached, theirs_uncached = await cold_starts([uncached, theirs_params], starts)
     ours_auto, theirs_auto = await cold_starts([ours_params, theirs_params], starts, mode="auto")
     (our_tools, our_chars), (their_tools, their_chars) = tool_chars(ours_params), tool_chars(theirs_params)
-    ours = await measure("fsmcp", ours_params, runs)
-    theirs = await measure("reference", theirs_params, runs)
+    ours, theirs = await measure([("fsmcp", ours_params), ("reference", theirs_params)], runs)
     rows = [
         (f"tools/list characters per tool ({our_tools} / {their_tools} tools)", f"{our_chars / our_tools:,.0f}", f"{their_chars / their_tools:,.0f}", ratio(our_chars / our_tools, their_chars / their_tools)),
         ("  all tools' characters", f"{our_chars:,}", f"{their_chars:,}", ratio(our_chars, their_chars)),
