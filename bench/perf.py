@@ -294,15 +294,16 @@ TS_SDK = REFERENCE_DIR / "node_modules" / "@modelcontextprotocol" / "sdk"
 
 
 def ts_client(servers: list, paths: list[str], runs: int) -> list[dict[str, dict[str, float]]]:
-    """Each server's figures through ``ts_client.mjs``: medians of ``runs`` sessions, the servers taking turns."""
+    """Each server's figures through ``ts_client.mjs``: medians of ``runs`` sessions of each, all
+    the servers in one client that takes every figure of each in turn."""
+    given = json.dumps([{"command": [p.command, *p.args], "env": p.env or dict(os.environ)} for p in servers])
     samples: list[list[dict[str, dict[str, float]]]] = [[] for _ in servers]
     for _ in range(runs):
-        for params, out in zip(servers, samples):
-            command = json.dumps([params.command, *params.args])
-            done = subprocess.run(["node", str(TS_CLIENT), str(TS_SDK), command, json.dumps(paths)], env=params.env, capture_output=True, text=True)
-            if done.returncode:
-                raise SystemExit(f"bench: ts_client.mjs failed: {done.stderr[-600:]}")
-            out.append(json.loads(done.stdout))
+        done = subprocess.run(["node", str(TS_CLIENT), str(TS_SDK), given, json.dumps(paths)], capture_output=True, text=True)
+        if done.returncode:
+            raise SystemExit(f"bench: ts_client.mjs failed: {done.stderr[-600:]}")
+        for figures, out in zip(json.loads(done.stdout), samples):
+            out.append(figures)
     return [{tool: {key: median([s[tool][key] for s in per]) for key in per[0][tool]} for tool in per[0]} for per in samples]
 
 

@@ -1,30 +1,37 @@
-// One server driven by the TypeScript SDK's client, the client Node-based hosts use.
+// Servers driven by the TypeScript SDK's client, the client Node-based hosts use.
 //
 // The Python SDK's client spends more CPU per call than either server and, with 64 calls in
 // flight, runs a core flat out: through it, the rate is the client's. This client costs a
 // fraction of that, so the rates and latencies it sees are the server's. It imports the SDK the
 // reference server installs beside itself (bench/.ref), so nothing more is downloaded.
 //
-// node bench/ts_client.mjs SDK_DIR '["command", "arg", ...]' '["/path/a", ...]'
-// prints one JSON object: per-call seconds, calls per second in flight, the server's CPU per
-// call (user + system, its process and its children, from /proc) and the client's share of a core.
+// node bench/ts_client.mjs SDK_DIR '[{"command": ["cmd", "arg", ...], "env": {...}}, ...]' '["/path/a", ...]'
+// prints a JSON list, an object a server in the order given: per-call seconds, calls per second
+// in flight, the server's CPU per call (user + system, its process and its children, from
+// /proc) and the client's share of a core. Each figure is taken of every server in turn, one
+// right after the other and in the other order for the next figure, so that a machine slower
+// for a moment weighs on all of them alike.
 
 import { readFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 
-const [sdk, command, paths] = [process.argv[2], JSON.parse(process.argv[3]), JSON.parse(process.argv[4])];
+const [sdk, servers, paths] = [process.argv[2], JSON.parse(process.argv[3]), JSON.parse(process.argv[4])];
 const { Client } = await import(pathToFileURL(`${sdk}/dist/esm/client/index.js`));
 const { StdioClientTransport } = await import(pathToFileURL(`${sdk}/dist/esm/client/stdio.js`));
 
 const SEQUENTIAL = 500, IN_FLIGHT = 64, CALLS_IN_FLIGHT = 2560, WARM_UP = 300;
 const TICKS = 100; // USER_HZ: /proc's unit of CPU time
 
-const transport = new StdioClientTransport({ command: command[0], args: command.slice(1), stderr: "ignore", env: process.env });
-const client = new Client({ name: "bench", version: "0" });
-await client.connect(transport);
-await client.listTools();
+const sessions = [];
+for (const { command, env } of servers) {
+  const transport = new StdioClientTransport({ command: command[0], args: command.slice(1), stderr: "ignore", env });
+  const client = new Client({ name: "bench", version: "0" });
+  await client.connect(transport);
+  await client.listTools();
+  sessions.push({ client, transport });
+}
 
-function serverCpu() {
+function serverCpu(transport) {
   let ticks = 0;
   const pid = transport.pid;
   const children = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").split(" ").filter(Boolean);
@@ -35,7 +42,7 @@ function serverCpu() {
   return ticks / TICKS;
 }
 
-async function calls(tool, n, inFlight) {
+async function calls({ client, transport }, tool, n, inFlight) {
   let next = 0;
   async function caller() {
     while (next < n) {
@@ -43,18 +50,35 @@ async function calls(tool, n, inFlight) {
       if (result.isError) throw new Error(`${tool} failed: ${JSON.stringify(result.content).slice(0, 300)}`);
     }
   }
-  const start = performance.now(), cpu = process.cpuUsage(), server = serverCpu();
+  const start = performance.now(), cpu = process.cpuUsage(), server = serverCpu(transport);
   await Promise.all(Array.from({ length: inFlight }, caller));
   const seconds = (performance.now() - start) / 1000, used = process.cpuUsage(cpu);
-  return { seconds, serverCpu: (serverCpu() - server) / n, clientBusy: (used.user + used.system) / 1e6 / seconds };
+  return { seconds, serverCpu: (serverCpu(transport) - server) / n, clientBusy: (used.user + used.system) / 1e6 / seconds };
 }
 
-const out = {};
-for (const tool of ["get_file_info", "read_file"]) {
-  await calls(tool, WARM_UP, IN_FLIGHT);
-  const one = await calls(tool, SEQUENTIAL, 1);
-  const many = await calls(tool, CALLS_IN_FLIGHT, IN_FLIGHT);
-  out[tool] = { perCall: one.seconds / SEQUENTIAL, serverCpu: one.serverCpu, rate: CALLS_IN_FLIGHT / many.seconds, rateServerCpu: many.serverCpu, clientBusy: many.clientBusy };
+let turns = 0;
+async function eachInTurn(measure) {
+  const order = sessions.map((_, i) => i);
+  if (turns++ % 2) order.reverse();
+  const figures = [];
+  for (const i of order) figures[i] = await measure(sessions[i]);
+  return figures;
 }
-await client.close();
+
+const out = sessions.map(() => ({}));
+for (const tool of ["get_file_info", "read_file"]) {
+  await eachInTurn((s) => calls(s, tool, WARM_UP, IN_FLIGHT));
+  const one = await eachInTurn((s) => calls(s, tool, SEQUENTIAL, 1));
+  const many = await eachInTurn((s) => calls(s, tool, CALLS_IN_FLIGHT, IN_FLIGHT));
+  sessions.forEach((_, i) => {
+    out[i][tool] = {
+      perCall: one[i].seconds / SEQUENTIAL,
+      serverCpu: one[i].serverCpu,
+      rate: CALLS_IN_FLIGHT / many[i].seconds,
+      rateServerCpu: many[i].serverCpu,
+      clientBusy: many[i].clientBusy,
+    };
+  });
+}
+for (const { client } of sessions) await client.close();
 console.log(JSON.stringify(out));
