@@ -16,7 +16,7 @@ import stat
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from . import dirfd
 from .errors import ErrorCode, ToolError
@@ -31,8 +31,7 @@ MAX_HOPS = 40
 """Links followed for one path before giving up, as the kernel's own limit."""
 
 
-@dataclass(frozen=True)
-class Place:
+class Place(NamedTuple):
     """Where a path's last component lives: an open parent directory and the name in it.
 
     ``name`` is ``"."`` when the path is a root itself (``fd`` is then the root's).

@@ -11,7 +11,7 @@ from __future__ import annotations
 import io
 import os
 from dataclasses import dataclass
-from typing import BinaryIO, Literal
+from typing import BinaryIO, Literal, NamedTuple
 
 from .content import decode
 from .lines import char_boundary, count_newlines, iter_lines, locate_line, tail_start
@@ -32,8 +32,7 @@ def in_memory(fh: BinaryIO, size: int) -> BinaryIO:
     return io.BytesIO(data)
 
 
-@dataclass(frozen=True)
-class Selection:
+class Selection(NamedTuple):
     """The part of the file asked for, in one of three shapes."""
 
     kind: Literal["lines", "tail", "bytes"]
@@ -47,8 +46,7 @@ class Selection:
     whole: bool = False
 
 
-@dataclass(frozen=True)
-class Region:
+class Region(NamedTuple):
     """Where a selection lies in one file."""
 
     start: int | None
