@@ -56,8 +56,16 @@ taking the same files in opposite orders would otherwise wait for each other for
 
 def version(st: os.stat_result) -> str:
     """The version of a file as ``get_file_info`` reports it (see the module's docstring)."""
-    key = f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
-    return hashlib.blake2b(key.encode(), digest_size=8).hexdigest()
+    return _digest(_identity(st))
+
+
+def _identity(st: os.stat_result) -> tuple[int, int, int, int, int]:
+    """What a version is a hash of."""
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+def _digest(identity: tuple[int, int, int, int, int]) -> str:
+    return hashlib.blake2b("{}:{}:{}:{}:{}".format(*identity).encode(), digest_size=8).hexdigest()
 
 
 def changed_at(st: os.stat_result) -> str:
@@ -69,16 +77,18 @@ class Session:
 
     def __init__(self, label: str | None = None):
         self.id = label or os.urandom(4).hex()
-        self._seen: dict[str, str] = {}
+        self._seen: dict[str, tuple[int, int, int, int, int]] = {}
+        """What each file's version was made of: hashed only when a write asks (every read records one)."""
         self._lock = threading.Lock()
 
     def saw(self, path: Path, st: os.stat_result) -> None:
         with self._lock:
-            self._seen[str(path)] = version(st)
+            self._seen[str(path)] = _identity(st)
 
     def seen(self, path: Path) -> str | None:
         with self._lock:
-            return self._seen.get(str(path))
+            identity = self._seen.get(str(path))
+        return None if identity is None else _digest(identity)
 
     def forget(self, path: Path) -> None:
         """Forget ``path`` and everything under it (moved, copied over or deleted by this session)."""
