@@ -81,3 +81,43 @@ def test_snapshot_of_a_path_outside_is_refused(fs):
     with pytest.raises(ToolError) as info:
         fs.snapshot([str(outside / "x")])
     assert info.value.code is ErrorCode.ACCESS_DENIED
+
+
+def test_a_small_file_comes_read_whole_with_its_descriptor_open(fs):
+    import io
+
+    fs, root, _ = fs
+    (root / "f.txt").write_bytes(b"abcdef")
+    fh = fs.open_read("f.txt")
+    assert isinstance(fh, io.BytesIO) and fh.read() == b"abcdef"
+    fd = fh.fileno()
+    assert os.fstat(fd).st_size == 6
+    assert os.read(fd, 3) == b"abc"  # the descriptor's offset was left at the start
+    fh.close()
+    with pytest.raises(OSError):
+        os.fstat(fd)
+
+
+def test_a_large_file_is_read_through_a_buffer(fs):
+    import io
+
+    from fsmcp.small_files import SMALL_FILE
+
+    fs, root, _ = fs
+    data = b"x" * (SMALL_FILE + 1)
+    (root / "big").write_bytes(data)
+    with fs.open_read("big") as fh:
+        assert isinstance(fh, io.BufferedReader) and fh.read() == data
+
+
+def test_a_file_grown_since_its_size_was_taken_is_read_as_a_large_one(tmp_path):
+    from fsmcp.small_files import read_small
+
+    path = tmp_path / "f"
+    path.write_bytes(b"abcdef")
+    fd = os.open(path, os.O_RDONLY)
+    assert read_small(fd, 3) is None
+    with read_small(fd, 6) as small:  # closes the descriptor
+        assert small.read() == b"abcdef"
+    with pytest.raises(OSError):
+        os.fstat(fd)

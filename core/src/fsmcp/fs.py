@@ -27,6 +27,7 @@ from .errors import ErrorCode, ToolError
 from .guard import Guard
 from .names import shown
 from .roots import Access, ResolvedPath, RootSet
+from .small_files import read_small
 from .snapshot import Snapshot
 
 PathArg = str | ResolvedPath
@@ -215,17 +216,24 @@ class FileSystem:
     # -- reading ------------------------------------------------------------------------------
 
     def open_read(self, path: PathArg) -> BinaryIO:
-        """A regular file opened for binary reading. The caller closes it."""
+        """A regular file opened for binary reading. The caller closes it.
+
+        A file of up to :data:`fsmcp.small_files.SMALL_FILE` bytes comes read whole, in memory
+        (an :class:`io.BytesIO` whose ``fileno()`` is the open file's descriptor).
+        """
         p = self.resolve(path, Access.READ)
         self.guard.hold(p.path)
         with _mapped(p):
             fd, st = self._final(p, lambda dfd, name: _open_regular_stat(p, dfd, name, os.O_RDONLY))
             try:
                 current.weigh(st.st_size)
+                small = read_small(fd, st.st_size)
             except BaseException:
                 os.close(fd)
                 raise
             self.guard.opened(p.path, st)
+            if small is not None:
+                return small
             # The buffer's size given, so that io.open does not ask whether a file is a terminal.
             return io.open(fd, "rb", buffering=io.DEFAULT_BUFFER_SIZE)
 

@@ -366,20 +366,3 @@ async def test_a_named_pipe_is_refused_not_waited_on(root, call, texts, failure)
         assert part.startswith("pipe:\n[error: NOT_FILE ")
         assert texts(await call("list_directory", {"path": "."})) == ["[OTHER] pipe"]
         assert texts(await call("get_file_info", {"path": "pipe"}))[0].startswith("type: other\nsize: 0\n")
-
-
-def test_a_small_file_is_read_into_memory_unless_it_grew_since_its_size_was_taken(tmp_path):
-    import io
-
-    from fsmcp_read.reader import SMALL_FILE, in_memory
-
-    path = tmp_path / "f.txt"
-    path.write_bytes(b"abcdef")
-    with open(path, "rb") as fh:
-        whole = in_memory(fh, 6)
-        assert isinstance(whole, io.BytesIO) and whole.read() == b"abcdef"
-    with open(path, "rb") as fh:
-        grown = in_memory(fh, 3)  # the file is longer than the size taken: read from the file, from its start
-        assert grown is fh and grown.read() == b"abcdef"
-    with open(path, "rb") as fh:
-        assert in_memory(fh, SMALL_FILE + 1) is fh  # a large file is not read ahead

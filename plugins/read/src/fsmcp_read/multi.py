@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple
 from fsmcp import Access, ErrorCode, Text, ToolError, ToolResult, fair_shares
 
 from .content import binary_type, sample
-from .reader import in_memory, take_text
+from .reader import take_text
 
 if TYPE_CHECKING:
     from fsmcp import ResolvedPath, ToolContext
@@ -64,7 +64,7 @@ def _open(ctx: ToolContext, raw: str, held: ExitStack) -> Opened | ToolError:
     except OSError as exc:
         return _failed(exc)
     size = os.fstat(fh.fileno()).st_size
-    return Opened(path, in_memory(fh, size), size)
+    return Opened(path, fh, size)
 
 
 def _failed(exc: OSError) -> ToolError:

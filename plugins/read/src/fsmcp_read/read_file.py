@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, BinaryIO
 from fsmcp import Access, Blob, ErrorCode, Text, ToolError, ToolResult
 
 from .content import binary_type, sample
-from .reader import Selection, Taken, in_memory, region, take
+from .reader import Selection, Taken, region, take
 
 if TYPE_CHECKING:
     from fsmcp import ResolvedPath, ToolContext
@@ -57,9 +57,8 @@ def selection(args: ReadFileInput) -> Selection:
 def read_file(args: ReadFileInput, ctx: ToolContext) -> ToolResult:
     sel = selection(args)
     path = ctx.fs.resolve(args.path, Access.READ)
-    with ctx.fs.open_read(path) as opened:
-        size = os.fstat(opened.fileno()).st_size
-        fh = in_memory(opened, size)
+    with ctx.fs.open_read(path) as fh:
+        size = os.fstat(fh.fileno()).st_size
         if sel.whole and args.max_bytes is not None and size > args.max_bytes:
             raise ToolError(
                 ErrorCode.FILE_TOO_LARGE,

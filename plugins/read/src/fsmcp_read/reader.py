@@ -8,28 +8,11 @@ as much memory as the budget, and each says exactly where a caller can continue.
 
 from __future__ import annotations
 
-import io
-import os
 from dataclasses import dataclass
 from typing import BinaryIO, Literal, NamedTuple
 
 from .content import decode
 from .lines import char_boundary, count_newlines, iter_lines, locate_line, tail_start
-
-SMALL_FILE = 64 * 1024
-"""Bytes up to which a file is read whole into memory first."""
-
-
-def in_memory(fh: BinaryIO, size: int) -> BinaryIO:
-    """A small file as a file in memory, read with one system call: finding the selection,
-    sniffing the type and taking the text each seek and read again (six system calls)."""
-    if size > SMALL_FILE:
-        return fh
-    data = os.read(fh.fileno(), size + 1)
-    if len(data) > size:  # grown since: read it as any other
-        fh.seek(0)
-        return fh
-    return io.BytesIO(data)
 
 
 class Selection(NamedTuple):
