@@ -166,7 +166,7 @@ class Guard:
     def _hold(self, key: str, me: _Call) -> None:
         deadline = time.monotonic() + DEADLOCK_WAIT
         with self._cond:
-            while (owner := self._owner.get(key)) not in (None, me):
+            while self._owner.get(key) not in (None, me):
                 if me.held and time.monotonic() > deadline:
                     raise ToolError(
                         ErrorCode.EDIT_CONFLICT,
