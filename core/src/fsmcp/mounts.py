@@ -60,7 +60,7 @@ def all_local(roots: Iterable[Path], table: list[tuple[str, str]]) -> bool:
             if point == top or point.startswith(below):
                 if kind not in LOCAL_TYPES:
                     return False
-            if top == point or top.startswith(point.rstrip("/") + "/") or point == "/":
+            if top == point or top.startswith(point.rstrip("/") + "/"):
                 if holding is None or len(point) >= len(holding[0]):
                     holding = (point, kind)
         if holding is None or holding[1] not in LOCAL_TYPES:
