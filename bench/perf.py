@@ -16,7 +16,8 @@ mean latency of 20 ``read_multiple_files`` calls of 50 files, and the session's 
 raw round trip of a small ``read_file`` and ``get_file_info`` without a client library; and
 the per-call and in-flight rows again through the TypeScript SDK's client (``ts_client.mjs``),
 whose own cost is small enough that what it measures is the server, with each server's CPU
-per call.
+per call: once in a session's first few thousand calls, once warm, after 5,000 more calls of
+each tool, when V8 has compiled the reference server's hot code.
 Run: ``uv run python bench/perf.py [--runs N]`` (``bench/all.py`` runs it with the edit and
 search benchmarks).
 """
@@ -293,31 +294,39 @@ TS_SDK = REFERENCE_DIR / "node_modules" / "@modelcontextprotocol" / "sdk"
 """The TypeScript SDK, as npm installed it beside the reference server."""
 
 
-def ts_client(servers: list, paths: list[str], runs: int) -> list[dict[str, dict[str, float]]]:
-    """Each server's figures through ``ts_client.mjs``: medians of ``runs`` sessions of each, all
-    the servers in one client that takes every figure of each in turn."""
+def ts_client(servers: list, paths: list[str], runs: int) -> list[dict[str, dict[str, dict[str, float]]]]:
+    """Each server's figures through ``ts_client.mjs``, by phase and tool: medians of ``runs``
+    sessions of each, all the servers in one client that takes every figure of each in turn."""
     given = json.dumps([{"command": [p.command, *p.args], "env": p.env or dict(os.environ)} for p in servers])
-    samples: list[list[dict[str, dict[str, float]]]] = [[] for _ in servers]
+    samples: list[list[dict[str, dict[str, dict[str, float]]]]] = [[] for _ in servers]
     for _ in range(runs):
         done = subprocess.run(["node", str(TS_CLIENT), str(TS_SDK), given, json.dumps(paths)], capture_output=True, text=True)
         if done.returncode:
             raise SystemExit(f"bench: ts_client.mjs failed: {done.stderr[-600:]}")
         for figures, out in zip(json.loads(done.stdout), samples):
             out.append(figures)
-    return [{tool: {key: median([s[tool][key] for s in per]) for key in per[0][tool]} for tool in per[0]} for per in samples]
+    return [
+        {phase: {tool: {key: median([s[phase][tool][key] for s in per]) for key in figures} for tool, figures in tools.items()} for phase, tools in per[0].items()}
+        for per in samples
+    ]
 
 
-def ts_rows(ours: dict[str, dict[str, float]], theirs: dict[str, dict[str, float]]) -> list[tuple[str, str, str, str]]:
+PHASES = {"first": "", "warm": ", warm (5,000 more calls first)"}
+"""How a row names the phase of ``ts_client.mjs`` it comes from."""
+
+
+def ts_rows(ours: dict[str, dict[str, dict[str, float]]], theirs: dict[str, dict[str, dict[str, float]]]) -> list[tuple[str, str, str, str]]:
     rows = []
-    for tool in ours:
-        a, b = ours[tool], theirs[tool]
-        rows += [
-            (f"{tool} per call, TypeScript SDK client", ms(a["perCall"]), ms(b["perCall"]), ratio(a["perCall"], b["perCall"])),
-            ("  the server's CPU per call", f"{a['serverCpu'] * 1e6:.0f} µs", f"{b['serverCpu'] * 1e6:.0f} µs", ratio(a["serverCpu"], b["serverCpu"])),
-            (f"{tool}, {IN_FLIGHT} in flight, calls/s, TypeScript SDK client", per_second(a["rate"]), per_second(b["rate"]), ratio(a["rate"], b["rate"])),
-            ("  the server's CPU per call", f"{a['rateServerCpu'] * 1e6:.0f} µs", f"{b['rateServerCpu'] * 1e6:.0f} µs", ratio(a["rateServerCpu"], b["rateServerCpu"])),
-            (f"  the TypeScript client's CPU meanwhile, {BUSY}", f"{a['clientBusy']:.0%}", f"{b['clientBusy']:.0%}", ratio(a["clientBusy"], b["clientBusy"])),
-        ]
+    for phase, said in PHASES.items():
+        for tool in ours[phase]:
+            a, b = ours[phase][tool], theirs[phase][tool]
+            rows += [
+                (f"{tool} per call, TypeScript SDK client{said}", ms(a["perCall"]), ms(b["perCall"]), ratio(a["perCall"], b["perCall"])),
+                ("  the server's CPU per call", f"{a['serverCpu'] * 1e6:.0f} µs", f"{b['serverCpu'] * 1e6:.0f} µs", ratio(a["serverCpu"], b["serverCpu"])),
+                (f"{tool}, {IN_FLIGHT} in flight, calls/s, TypeScript SDK client{said}", per_second(a["rate"]), per_second(b["rate"]), ratio(a["rate"], b["rate"])),
+                ("  the server's CPU per call", f"{a['rateServerCpu'] * 1e6:.0f} µs", f"{b['rateServerCpu'] * 1e6:.0f} µs", ratio(a["rateServerCpu"], b["rateServerCpu"])),
+                (f"  the TypeScript client's CPU meanwhile, {BUSY}", f"{a['clientBusy']:.0%}", f"{b['clientBusy']:.0%}", ratio(a["clientBusy"], b["clientBusy"])),
+            ]
     return rows
 
 

@@ -6,11 +6,15 @@
 // reference server installs beside itself (bench/.ref), so nothing more is downloaded.
 //
 // node bench/ts_client.mjs SDK_DIR '[{"command": ["cmd", "arg", ...], "env": {...}}, ...]' '["/path/a", ...]'
-// prints a JSON list, an object a server in the order given: per-call seconds, calls per second
-// in flight, the server's CPU per call (user + system, its process and its children, from
-// /proc) and the client's share of a core. Each figure is taken of every server in turn, one
-// right after the other and in the other order for the next figure, so that a machine slower
-// for a moment weighs on all of them alike.
+// prints a JSON list, an object a server in the order given: for each phase and tool, per-call
+// seconds, calls per second in flight, the server's CPU per call (user + system, its process and
+// its children, from /proc) and the client's share of a core. Each figure is taken of every
+// server in turn, one right after the other and in the other order for the next figure, so that
+// a machine slower for a moment weighs on all of them alike.
+//
+// Two phases: "first", a session's first few thousand calls, as an agent's session meets a
+// server; then "warm", after WARM_LONG more calls of each tool, when V8 has compiled the
+// reference server's (and this client's) hot code: the steady state of a long session.
 
 import { readFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
@@ -20,6 +24,7 @@ const { Client } = await import(pathToFileURL(`${sdk}/dist/esm/client/index.js`)
 const { StdioClientTransport } = await import(pathToFileURL(`${sdk}/dist/esm/client/stdio.js`));
 
 const SEQUENTIAL = 500, IN_FLIGHT = 64, CALLS_IN_FLIGHT = 2560, WARM_UP = 300;
+const WARM_LONG = 5000, WARM_CALLS_IN_FLIGHT = 10000;
 const TICKS = 100; // USER_HZ: /proc's unit of CPU time
 
 const sessions = [];
@@ -65,20 +70,22 @@ async function eachInTurn(measure) {
   return figures;
 }
 
-const out = sessions.map(() => ({}));
-for (const tool of ["get_file_info", "read_file"]) {
-  await eachInTurn((s) => calls(s, tool, WARM_UP, IN_FLIGHT));
-  const one = await eachInTurn((s) => calls(s, tool, SEQUENTIAL, 1));
-  const many = await eachInTurn((s) => calls(s, tool, CALLS_IN_FLIGHT, IN_FLIGHT));
-  sessions.forEach((_, i) => {
-    out[i][tool] = {
-      perCall: one[i].seconds / SEQUENTIAL,
-      serverCpu: one[i].serverCpu,
-      rate: CALLS_IN_FLIGHT / many[i].seconds,
-      rateServerCpu: many[i].serverCpu,
-      clientBusy: many[i].clientBusy,
-    };
-  });
+const out = sessions.map(() => ({ first: {}, warm: {} }));
+for (const [phase, warmUp, inFlightCalls] of [["first", WARM_UP, CALLS_IN_FLIGHT], ["warm", WARM_LONG, WARM_CALLS_IN_FLIGHT]]) {
+  for (const tool of ["get_file_info", "read_file"]) {
+    await eachInTurn((s) => calls(s, tool, warmUp, IN_FLIGHT));
+    const one = await eachInTurn((s) => calls(s, tool, SEQUENTIAL, 1));
+    const many = await eachInTurn((s) => calls(s, tool, inFlightCalls, IN_FLIGHT));
+    sessions.forEach((_, i) => {
+      out[i][phase][tool] = {
+        perCall: one[i].seconds / SEQUENTIAL,
+        serverCpu: one[i].serverCpu,
+        rate: inFlightCalls / many[i].seconds,
+        rateServerCpu: many[i].serverCpu,
+        clientBusy: many[i].clientBusy,
+      };
+    });
+  }
 }
 for (const { client } of sessions) await client.close();
 console.log(JSON.stringify(out));
