@@ -311,8 +311,9 @@ def ts_client(servers: list, paths: list[str], runs: int) -> list[dict[str, dict
     ]
 
 
-PHASES = {"first": "", "warm": ", warm (5,000 more calls first)"}
-"""How a row names the phase of ``ts_client.mjs`` it comes from."""
+PHASES = {"first": "", "warm": ", warm"}
+"""How a row names the phase of ``ts_client.mjs`` it comes from: warm, after 5,000 more calls of
+each tool."""
 
 
 def ts_rows(ours: dict[str, dict[str, dict[str, float]]], theirs: dict[str, dict[str, dict[str, float]]]) -> list[tuple[str, str, str, str]]:
@@ -370,7 +371,7 @@ async def main(runs: int, starts: int) -> None:
     rows += ts_rows(*ts_client([ours_params, theirs_params], paths, runs))
     rows += [(k, f"{v:,}", f"{theirs['chars'][k]:,}", ratio(v, theirs["chars"][k])) for k, v in ours["chars"].items()]
     rows.append(("peak RSS of the server", f"{ours['rss'] / 1024:,.1f} MiB", f"{theirs['rss'] / 1024:,.1f} MiB", ratio(ours["rss"], theirs["rss"])))
-    title = f"perf: medians over stdio ({starts} alternating cold starts, {runs} runs of the rest); baseline = reference server {reference_version()}"
+    title = f"perf: medians over stdio ({starts} alternating cold starts, {runs} runs of the rest; warm: after 5,000 more calls of each tool); baseline = reference server {reference_version()}"
     print_table(title, rows)
 
 
