@@ -1,8 +1,8 @@
 """Every benchmark in one run: perf (start-up, latency, tree, search, edit, RSS), edit, search, watch, journal, programs, outline.
 
 ``scale`` (a 200,000-file tree, a 1 GiB file, a 200 MB edit) runs only when named:
-``bench/all.py scale``, or ``bench/all.py perf scale``; so does ``protected`` (trees of 20,000 and
-200,000 files).
+``bench/all.py scale``, or ``bench/all.py perf scale``; so do ``protected`` (trees of 20,000 and
+200,000 files) and ``floor`` (the least a CPython server does for the small calls).
 
 Each prints its own table beside its baseline (the reference server, ripgrep, find). Fixtures
 are built once under ``bench/.fixtures``; the reference server is installed from the npm
@@ -20,8 +20,9 @@ from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
 SUITES = ["perf", "edit", "search", "watch", "journal", "programs", "outline"]
-ON_REQUEST = ["scale", "protected"]
-"""Suites left out of the default run: they build gigabytes of fixtures, or hundreds of thousands of files."""
+ON_REQUEST = ["scale", "protected", "floor"]
+"""Suites left out of the default run: they build gigabytes of fixtures, or hundreds of thousands of
+files, or (floor) measure a bare loop that is not fsmcp."""
 
 
 def main() -> int:

@@ -118,9 +118,9 @@ def ratio(ours: float, theirs: float) -> str:
     return f"{ours / theirs:.2f}x"
 
 
-def print_table(title: str, rows: list[tuple[str, str, str, str]]) -> None:
-    """Rows of (what, fsmcp, baseline, fsmcp/baseline)."""
-    header = ("benchmark", "fsmcp", "baseline", "ratio")
+def print_table(title: str, rows: list[tuple[str, str, str, str]], measured: str = "fsmcp") -> None:
+    """Rows of (what, the measured server, baseline, measured/baseline)."""
+    header = ("benchmark", measured, "baseline", "ratio")
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(4)]
     print(f"\n{title}")
     for row in [header, tuple("-" * w for w in widths), *rows]:
