@@ -8,8 +8,11 @@ numbers are printed (``pytest -s`` shows them) for the record.
 from __future__ import annotations
 
 import gc
+import json
 import os
+import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -212,3 +215,52 @@ def test_walks_of_deep_and_wide_trees_hold_few_descriptors(tmp_path, breadth_fir
     assert most <= 66, most
     print(f"\nwalk breadth_first={breadth_first}: {len(seen)} entries, at most {most} descriptors open")
     assert len(os.listdir("/proc/self/fd")) == baseline
+
+
+def test_a_client_that_writes_without_reading_is_held_back_by_its_pipe(tree):
+    # Requests sent faster than they are answered (here: no answer read at all) wait in the
+    # client's pipe once the server holds PAUSE_BYTES of them, not in the server's memory.
+    from fsmcp.wire import PAUSE_BYTES
+
+    server = subprocess.Popen(
+        [sys.executable, "-m", "fsmcp", "serve", str(tree)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    )
+    try:
+        hello = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+        server.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello}).encode() + b"\n")
+        server.stdin.flush()
+        assert b'"result"' in server.stdout.readline()
+        ping = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"_meta": {"pad": "x" * 1000}}}).encode() + b"\n"
+        total = 8 * PAUSE_BYTES // len(ping)
+        sent = [0]
+
+        def write() -> None:
+            for _ in range(total):
+                server.stdin.write(ping)
+                sent[0] += 1
+            server.stdin.flush()
+
+        writer = threading.Thread(target=write, daemon=True)
+        writer.start()
+        last, still = -1, 0
+        deadline = time.monotonic() + 60
+        while writer.is_alive() and still < 4 and time.monotonic() < deadline:
+            time.sleep(0.5)
+            still, last = (still + 1, last) if sent[0] == last else (0, sent[0])
+        assert writer.is_alive(), "the server took every request in without answers being read"
+        waiting_mb = sent[0] * len(ping) / 2**20
+        rss = status_of(server.pid, "VmRSS") / 1024
+        print(f"\nheld back after {waiting_mb:.1f} MiB of {total * len(ping) / 2**20:.0f} MiB sent; server RSS {rss:.0f} MiB")
+        assert waiting_mb < 3 * PAUSE_BYTES / 2**20
+        assert rss < 150
+
+        answers = 0
+        while answers < total:  # read on: every request is answered, and the writer finishes
+            line = server.stdout.readline()
+            assert line, "the server stopped answering"
+            answers += 1
+        writer.join(60)
+        assert not writer.is_alive() and sent[0] == total
+    finally:
+        server.kill()
+        server.wait()

@@ -400,6 +400,48 @@ async def test_a_line_past_the_limit_is_dropped_to_its_end_and_read_as_too_long(
     assert await lines.readline() is None
 
 
+class _Transport:
+    """A read transport that records whether reading is paused."""
+
+    paused = False
+
+    def pause_reading(self) -> None:
+        self.paused = True
+
+    def resume_reading(self) -> None:
+        self.paused = False
+
+
+@pytest.mark.anyio
+async def test_reading_pauses_past_its_bound_until_no_whole_line_is_left():
+    from fsmcp.wire import Lines
+
+    lines, transport = Lines(limit=1000, pause_bytes=20), _Transport()
+    lines.connection_made(transport)
+    lines.data_received(b'{"a": 1}\n{"b": 2}\n')
+    assert not transport.paused  # 18 bytes waiting
+    lines.data_received(b'{"c": 3}\n{"d"')
+    assert transport.paused  # 31 bytes waiting: the client is held back by its pipe
+    assert [await lines.readline() for _ in range(3)] == [b'{"a": 1}\n', b'{"b": 2}\n', b'{"c": 3}\n']
+    assert transport.paused  # still paused while whole lines are read
+
+    read: list[bytes | None] = []
+
+    async def read_one() -> None:
+        read.append(await lines.readline())
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(read_one)
+        await anyio.sleep(0.01)
+        assert not transport.paused  # nothing whole is left to read: reading goes on
+        for piece in (b": 4", b"0" * 30):  # a line longer than the bound is still read whole
+            lines.data_received(piece)
+            await anyio.sleep(0.01)
+            assert not transport.paused
+        lines.data_received(b"}\n")
+    assert read == [b'{"d": 4' + b"0" * 30 + b"}\n"]
+
+
 def test_what_orjson_refuses_is_read_and_written_by_the_standard_library(root):
     # An id past 64 bits is JSON all the same; a file name's undecodable byte is written as \xff.
     (root / "caf\udce9.txt").write_bytes(b"x")

@@ -20,6 +20,11 @@ MAX_MESSAGE_BYTES = 1 << 30
 READ_BYTES = 1 << 16
 """The most read from stdin at once."""
 
+PAUSE_BYTES = 1 << 22
+"""Requests waiting to be read past which stdin is no longer read until they are: a client that
+writes faster than the server answers (or reads no answers) is held back by its pipe, not
+absorbed by the server's memory. A longer line is still read whole, up to its limit."""
+
 
 class Wire:
     """A client's end of the connection: lines in, lines out."""
@@ -157,16 +162,26 @@ class Lines(asyncio.Protocol):
     In place of asyncio's StreamReader, whose ``readline`` is three coroutines deep, and whose
     buffer cannot say whether a whole line is waiting (:meth:`has_line`: whether answers may
     wait for the next request's). A line longer than ``limit`` is dropped to its end and read
-    as :data:`TOO_LONG`.
+    as :data:`TOO_LONG`. Past ``pause_bytes`` waiting, reading pauses until no whole line is
+    left to read.
     """
 
-    def __init__(self, limit: int):
+    def __init__(self, limit: int, pause_bytes: int = PAUSE_BYTES):
         self._loop = asyncio.get_running_loop()  # made by connect_read_pipe, on the loop
         self._limit = limit
+        self._pause_bytes = pause_bytes
         self._buffer = bytearray()
+        self._scanned = 0
+        """Bytes at the buffer's start known to hold no newline: a long line is searched once, not
+        again from its start at every read."""
         self._dropping = False
         self._eof = False
         self._waiter: asyncio.Future[None] | None = None
+        self._transport: asyncio.ReadTransport | None = None
+        self._paused = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._transport = transport  # type: ignore[assignment]
 
     def data_received(self, data: bytes) -> None:
         if self._dropping:
@@ -175,6 +190,9 @@ class Lines(asyncio.Protocol):
                 return
             self._dropping, data = False, data[end + 1 :]
         self._buffer += data
+        if len(self._buffer) > self._pause_bytes and self._transport is not None and not self._paused:
+            self._transport.pause_reading()
+            self._paused = True
         self._wake()
 
     def eof_received(self) -> None:
@@ -190,24 +208,31 @@ class Lines(asyncio.Protocol):
             self._waiter.set_result(None)
 
     def has_line(self) -> bool:
-        return self._buffer.find(b"\n") >= 0
+        return self._buffer.find(b"\n", self._scanned) >= 0
 
     async def readline(self) -> bytes | None:
         """The next line with its newline (the last may lack it), or None at the end."""
         while True:
-            end = self._buffer.find(b"\n")
+            end = self._buffer.find(b"\n", self._scanned)
             if end > self._limit or (end < 0 and len(self._buffer) > self._limit):
                 self._dropping = end < 0
                 del self._buffer[: end + 1 if end >= 0 else len(self._buffer)]
+                self._scanned = 0
                 return TOO_LONG
             if end >= 0:
                 line = bytes(self._buffer[: end + 1])
                 del self._buffer[: end + 1]
+                self._scanned = 0
                 return line
+            self._scanned = len(self._buffer)
             if self._eof:
                 rest = bytes(self._buffer)
                 self._buffer.clear()
+                self._scanned = 0
                 return rest or None
+            if self._paused:
+                self._paused = False
+                self._transport.resume_reading()  # type: ignore[union-attr]
             self._waiter = self._loop.create_future()
             try:
                 await self._waiter
