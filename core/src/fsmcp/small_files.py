@@ -20,7 +20,9 @@ class InMemoryFile(io.BytesIO):
     tool that reads or ``fstat``s through it sees the file as with any opened file.
     """
 
-    _fd: int
+    def __init__(self, data: bytes, fd: int):
+        super().__init__(data)
+        self._fd = fd
 
     def fileno(self) -> int:
         return self._fd
@@ -41,6 +43,4 @@ def read_small(fd: int, size: int) -> InMemoryFile | None:
     data = os.pread(fd, size + 1, 0)
     if len(data) > size:
         return None
-    small = InMemoryFile(data)
-    small._fd = fd
-    return small
+    return InMemoryFile(data, fd)
