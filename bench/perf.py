@@ -16,8 +16,8 @@ mean latency of 20 ``read_multiple_files`` calls of 50 files, and the session's 
 raw round trip of a small ``read_file`` and ``get_file_info`` without a client library; and
 the per-call and in-flight rows again through the TypeScript SDK's client (``ts_client.mjs``),
 whose own cost is small enough that what it measures is the server, with each server's CPU
-per call: once in a session's first few thousand calls, once warm, after 5,000 more calls of
-each tool, when V8 has compiled the reference server's hot code.
+per call: once in a session's first few thousand calls, once warm, after ``WARM_CALLS`` more
+calls of each tool, when V8 has compiled the reference server's hot code.
 Run: ``uv run python bench/perf.py [--runs N]`` (``bench/all.py`` runs it with the edit and
 search benchmarks).
 """
@@ -294,13 +294,17 @@ TS_SDK = REFERENCE_DIR / "node_modules" / "@modelcontextprotocol" / "sdk"
 """The TypeScript SDK, as npm installed it beside the reference server."""
 
 
+WARM_CALLS = 5_000
+"""Calls of each tool in flight after a session's first figures and before its warm ones."""
+
+
 def ts_client(servers: list, paths: list[str], runs: int) -> list[dict[str, dict[str, dict[str, float]]]]:
     """Each server's figures through ``ts_client.mjs``, by phase and tool: medians of ``runs``
     sessions of each, all the servers in one client that takes every figure of each in turn."""
     given = json.dumps([{"command": [p.command, *p.args], "env": p.env or dict(os.environ)} for p in servers])
     samples: list[list[dict[str, dict[str, dict[str, float]]]]] = [[] for _ in servers]
     for _ in range(runs):
-        done = subprocess.run(["node", str(TS_CLIENT), str(TS_SDK), given, json.dumps(paths)], capture_output=True, text=True)
+        done = subprocess.run(["node", str(TS_CLIENT), str(TS_SDK), given, json.dumps(paths), str(WARM_CALLS)], capture_output=True, text=True)
         if done.returncode:
             raise SystemExit(f"bench: ts_client.mjs failed: {done.stderr[-600:]}")
         for figures, out in zip(json.loads(done.stdout), samples):
@@ -312,8 +316,7 @@ def ts_client(servers: list, paths: list[str], runs: int) -> list[dict[str, dict
 
 
 PHASES = {"first": "", "warm": ", warm"}
-"""How a row names the phase of ``ts_client.mjs`` it comes from: warm, after 5,000 more calls of
-each tool."""
+"""How a row names the phase of ``ts_client.mjs`` it comes from."""
 
 
 def ts_rows(ours: dict[str, dict[str, dict[str, float]]], theirs: dict[str, dict[str, dict[str, float]]]) -> list[tuple[str, str, str, str]]:
@@ -371,7 +374,7 @@ async def main(runs: int, starts: int) -> None:
     rows += ts_rows(*ts_client([ours_params, theirs_params], paths, runs))
     rows += [(k, f"{v:,}", f"{theirs['chars'][k]:,}", ratio(v, theirs["chars"][k])) for k, v in ours["chars"].items()]
     rows.append(("peak RSS of the server", f"{ours['rss'] / 1024:,.1f} MiB", f"{theirs['rss'] / 1024:,.1f} MiB", ratio(ours["rss"], theirs["rss"])))
-    title = f"perf: medians over stdio ({starts} alternating cold starts, {runs} runs of the rest; warm: after 5,000 more calls of each tool); baseline = reference server {reference_version()}"
+    title = f"perf: medians over stdio ({starts} alternating cold starts, {runs} runs of the rest; warm: after {WARM_CALLS:,} more calls of each tool); baseline = reference server {reference_version()}"
     print_table(title, rows)
 
 

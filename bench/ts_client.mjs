@@ -5,7 +5,7 @@
 // fraction of that, so the rates and latencies it sees are the server's. It imports the SDK the
 // reference server installs beside itself (bench/.ref), so nothing more is downloaded.
 //
-// node bench/ts_client.mjs SDK_DIR '[{"command": ["cmd", "arg", ...], "env": {...}}, ...]' '["/path/a", ...]'
+// node bench/ts_client.mjs SDK_DIR '[{"command": ["cmd", "arg", ...], "env": {...}}, ...]' '["/path/a", ...]' WARM_CALLS
 // prints a JSON list, an object a server in the order given: for each phase and tool, per-call
 // seconds, calls per second in flight, the server's CPU per call (user + system, its process and
 // its children, from /proc) and the client's share of a core. Each figure is taken of every
@@ -13,18 +13,19 @@
 // a machine slower for a moment weighs on all of them alike.
 //
 // Two phases: "first", a session's first few thousand calls, as an agent's session meets a
-// server; then "warm", after WARM_LONG more calls of each tool, when V8 has compiled the
+// server; then "warm", after WARM_CALLS more calls of each tool, when V8 has compiled the
 // reference server's (and this client's) hot code: the steady state of a long session.
 
 import { readFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 
-const [sdk, servers, paths] = [process.argv[2], JSON.parse(process.argv[3]), JSON.parse(process.argv[4])];
+const [sdk, servers, paths, warmCalls] = [process.argv[2], JSON.parse(process.argv[3]), JSON.parse(process.argv[4]), Number(process.argv[5])];
 const { Client } = await import(pathToFileURL(`${sdk}/dist/esm/client/index.js`));
 const { StdioClientTransport } = await import(pathToFileURL(`${sdk}/dist/esm/client/stdio.js`));
 
 const SEQUENTIAL = 500, IN_FLIGHT = 64, CALLS_IN_FLIGHT = 2560, WARM_UP = 300;
-const WARM_LONG = 5000, WARM_CALLS_IN_FLIGHT = 10000;
+const WARM_CALLS_IN_FLIGHT = 10000;
+const PHASES = [["first", WARM_UP, CALLS_IN_FLIGHT], ["warm", warmCalls, WARM_CALLS_IN_FLIGHT]];
 const TICKS = 100; // USER_HZ: /proc's unit of CPU time
 
 const sessions = [];
@@ -70,8 +71,8 @@ async function eachInTurn(measure) {
   return figures;
 }
 
-const out = sessions.map(() => ({ first: {}, warm: {} }));
-for (const [phase, warmUp, inFlightCalls] of [["first", WARM_UP, CALLS_IN_FLIGHT], ["warm", WARM_LONG, WARM_CALLS_IN_FLIGHT]]) {
+const out = sessions.map(() => Object.fromEntries(PHASES.map(([phase]) => [phase, {}])));
+for (const [phase, warmUp, inFlightCalls] of PHASES) {
   for (const tool of ["get_file_info", "read_file"]) {
     await eachInTurn((s) => calls(s, tool, warmUp, IN_FLIGHT));
     const one = await eachInTurn((s) => calls(s, tool, SEQUENTIAL, 1));
