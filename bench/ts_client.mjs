@@ -2,8 +2,10 @@
 //
 // The Python SDK's client spends more CPU per call than either server and, with 64 calls in
 // flight, runs a core flat out: through it, the rate is the client's. This client costs a
-// fraction of that, so the rates and latencies it sees are the server's. It imports the SDK the
-// reference server installs beside itself (bench/.ref), so nothing more is downloaded.
+// fraction of that once warm, so the rates and latencies it sees are the server's (in the
+// first phase below, its own compiling still weighs on the server measured first). It imports
+// the SDK the reference server installs beside itself (bench/.ref), so nothing more is
+// downloaded.
 //
 // node bench/ts_client.mjs SDK_DIR '[{"command": ["cmd", "arg", ...], "env": {...}}, ...]' '["/path/a", ...]' WARM_CALLS
 // prints a JSON list, an object a server in the order given: for each phase and tool, per-call
