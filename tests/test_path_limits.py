@@ -33,3 +33,15 @@ async def test_a_path_past_path_max_is_invalid_params(tmp_path, tool, args):
         text = await ToolCalls(client).fail(tool, "INVALID_PARAMS", **args)
     assert "past the system's limit of 4,095 (PATH_MAX); use a shorter path" in text
     assert sorted(p.name for p in root.iterdir()) == ["a.txt"]
+
+
+WIDE = "/".join(["€" * 80] * 18)  # 1,457 characters but 4,337 bytes: the limit counts bytes
+
+
+@pytest.mark.parametrize("tool", ["write_file", "get_file_info"])
+async def test_the_limit_counts_a_paths_bytes_not_its_characters(tmp_path, tool):
+    root = tmp_path.resolve()
+    async with serve_stdio(str(root)) as client:
+        text = await ToolCalls(client).fail(tool, "INVALID_PARAMS", path=WIDE, **({"content": "x"} if tool == "write_file" else {}))
+    assert f"is {len(str(root).encode()) + 1 + len(WIDE.encode()):,} bytes long, past the system's limit of 4,095" in text
+    assert list(root.iterdir()) == []

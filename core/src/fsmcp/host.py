@@ -159,6 +159,8 @@ class Host:
         return resolved
 
     def _named(self, raw: str, resolved: ResolvedPath) -> str:
+        if raw == str(resolved.path) and raw.startswith("/") and "\\" not in raw and ".." not in raw:
+            return raw  # the real path named as it is: what absolute and normpath would make of it
         try:
             return os.path.normpath(self.roots.absolute(raw))
         except ToolError:  # a policy that rewrote a path the default one would refuse

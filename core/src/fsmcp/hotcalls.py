@@ -10,6 +10,7 @@ when an implementation is a wrapper, and notices a plugin registered or removed 
 
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -20,7 +21,7 @@ class HotHook:
     def __init__(self, caller: HookCaller):
         self._caller = caller
         self._first = bool(caller.spec and caller.spec.opts.get("firstresult"))
-        self._known: tuple[list[Any], list[tuple[Any, tuple[str, ...]]] | None] = ([], None)
+        self._known: tuple[list[Any], list[tuple[Any, Any]] | None] = ([], None)
         """The implementations last seen, and how to call them (None: through pluggy); one
         value, so that a thread never pairs one list with another's plan."""
 
@@ -29,15 +30,23 @@ class HotHook:
         seen, plan = self._known
         if impls != seen:
             plain = not any(i.hookwrapper or i.wrapper for i in impls)
-            plan = [(i.function, tuple(i.argnames)) for i in reversed(impls)] if plain else None
+            plan = [(i.function, _arguments(i.argnames)) for i in reversed(impls)] if plain else None
             self._known = impls, plan
         if plan is None:
             return self._caller(**kwargs)
         answers = []
-        for function, names in plan:
-            answer = function(*[kwargs[n] for n in names])
+        for function, arguments in plan:
+            answer = function(*arguments(kwargs))
             if answer is not None:
                 if self._first:
                     return answer
                 answers.append(answer)
         return None if self._first else answers
+
+
+def _arguments(names: tuple[str, ...] | list[str]) -> Any:
+    """What takes an implementation's positional arguments out of the call's keywords, as a tuple."""
+    if len(names) == 1:
+        name = names[0]
+        return lambda kwargs: (kwargs[name],)
+    return itemgetter(*names) if names else lambda kwargs: ()

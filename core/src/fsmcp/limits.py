@@ -25,9 +25,14 @@ def check_length(path: Path) -> None:
     ``write_file`` walks one component at a time, so it could make a file whose path ripgrep,
     ``run_command`` or any other program is then refused with ENAMETOOLONG.
     """
-    size = len(os.fsencode(path))
+    text = str(path)
+    # UTF-8 takes at most 4 bytes a character (an undecodable byte held as a surrogate, 1): a
+    # path this short is under the limit without being encoded, as nearly every path is.
+    if len(text) * 4 < PATH_MAX:
+        return
+    size = len(os.fsencode(text))
     if size >= PATH_MAX:
-        shown = str(path)
+        shown = text
         shown = shown[:60] + "..." + shown[-20:] if len(shown) > 90 else shown
         raise ToolError(
             ErrorCode.INVALID_PARAMS,

@@ -176,12 +176,13 @@ class RootSet:
         if os.name == "posix" and _WINDOWS_PATH.match(raw):
             raise ToolError(ErrorCode.ACCESS_DENIED, f"{echoed(raw)} is a Windows-style path; this server runs on a POSIX system, use /-separated paths")
         raw = given(raw)
-        try:
-            # A lone surrogate other than an undecodable byte's (U+DC80-U+DCFF, as os.fsdecode
-            # holds them) can come in JSON, but no file name holds it.
-            os.fsencode(raw)
-        except UnicodeEncodeError:
-            raise ToolError(ErrorCode.ACCESS_DENIED, "the path holds characters this system cannot represent in a file name") from None
+        if not raw.isascii():
+            try:
+                # A lone surrogate other than an undecodable byte's (U+DC80-U+DCFF, as os.fsdecode
+                # holds them) can come in JSON, but no file name holds it.
+                os.fsencode(raw)
+            except UnicodeEncodeError:
+                raise ToolError(ErrorCode.ACCESS_DENIED, "the path holds characters this system cannot represent in a file name") from None
         if raw.startswith("~"):
             raw = os.path.expanduser(raw)
         if not os.path.isabs(raw):

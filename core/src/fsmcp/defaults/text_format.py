@@ -43,7 +43,9 @@ def structured(tool: Tool | None, result: ToolResult) -> dict | None:
     """``structuredContent`` for a tool that declares an output model: its data, checked."""
     if tool is None or tool.output_model is None or result.data is None:
         return None
-    return tool.output_model.model_validate(result.data).model_dump(mode="json", by_alias=True)
+    # model_validate and model_dump, without their Python wrappers: this runs at every call.
+    model = tool.output_model
+    return model.__pydantic_serializer__.to_python(model.__pydantic_validator__.validate_python(result.data), mode="json", by_alias=True)
 
 
 def content_blocks(result: ToolResult, budget: int) -> list[dict[str, Any]]:
