@@ -5,8 +5,18 @@ answers them (the same text and structured fields), read by name after ``realpat
 plain loop, answers of a read written together. It has no policy hooks, no secrets veto, no
 descriptor walk, no argument models, no guard or journal: it is unsafe and serves nothing. What
 it measures is what the interpreter, the pipes and the system calls cost, so that fsmcp's own
-layers can be told from them. ``floor.py`` alone drives it and the reference server through
-``ts_client.mjs`` and prints the same rows as ``perf.py`` (``bench/all.py floor``).
+layers can be told from them.
+
+``floor.py serve ROOT guarded`` is the same loop with fsmcp's own path layer put back: every
+path goes through ``Host.resolve_path`` (the policy hooks, the name walk, the secrets and
+journal vetoes), is reached by the descriptor walk (``FileSystem.stat``, ``open_read``, with
+the stale-write guard's record of what was read), and ``get_file_info``'s answer is checked
+against its output model. Only the call's layers are left out: the stdio connection, argument
+models, ``ToolContext``, the guard's call scope and the format hook. It measures how far a
+leaner call layer could go without touching the security-critical path.
+
+``floor.py`` alone drives both and the reference server through ``ts_client.mjs`` and prints
+the same rows as ``perf.py``, one table for each (``bench/all.py floor``).
 """
 
 from __future__ import annotations
@@ -36,7 +46,7 @@ def iso(timestamp: float) -> str:
     return datetime.fromtimestamp(timestamp, timezone.utc).isoformat(timespec="milliseconds")[:-6] + "Z"
 
 
-def serve(root: str) -> None:
+def serve(root: str, guarded: bool) -> None:
     prefix = os.path.realpath(root) + "/"
 
     def inside(path: str) -> str:
@@ -68,6 +78,9 @@ def serve(root: str) -> None:
             os.close(fd)
         return {"content": [{"type": "text", "text": data.decode()}], "isError": False}
 
+    if guarded:
+        get_file_info, read_file = guarded_calls(root)
+
     tools = [
         {"name": "get_file_info", "description": "floor", "inputSchema": PATH_ONLY, "outputSchema": INFO_SCHEMA},
         {"name": "read_file", "description": "floor", "inputSchema": PATH_ONLY},
@@ -96,23 +109,63 @@ def serve(root: str) -> None:
             os.write(1, b"".join(answers))
 
 
+def guarded_calls(root: str) -> tuple:
+    """``get_file_info`` and ``read_file`` through fsmcp's path layer, as the read plugin's tools use it."""
+    from fsmcp import Access, ToolResult, kind_of, version
+    from fsmcp.config import build_settings
+    from fsmcp.defaults.text_format import structured
+    from fsmcp.guard import Session, in_session
+    from fsmcp.host import Host
+
+    host = Host.start(build_settings({}, {"roots": [root]}))
+    tool = host.tools["get_file_info"]
+    session = Session()
+
+    def get_file_info(path: str) -> dict:
+        p = host.fs.resolve(path, Access.READ, follow_links=False)
+        st = host.fs.stat(p, follow_links=False)
+        facts = {
+            "type": kind_of(st.st_mode),
+            "size": st.st_size,
+            "created": "unknown",
+            "modified": iso(st.st_mtime),
+            "accessed": iso(st.st_atime),
+            "permissions": f"{stat.S_IMODE(st.st_mode):03o}",
+            "version": version(st),
+        }
+        text = "\n".join(f"{key}: {value}" for key, value in facts.items())
+        checked = structured(tool, ToolResult.text(text, {"path": str(p), **facts}))
+        return {"content": [{"type": "text", "text": text}], "isError": False, "structuredContent": checked}
+
+    def read_file(path: str) -> dict:
+        with in_session(session), host.fs.open_read(host.fs.resolve(path, Access.READ)) as fh:
+            data = fh.read(1 << 16)
+        return {"content": [{"type": "text", "text": data.decode()}], "isError": False}
+
+    return get_file_info, read_file
+
+
 def main() -> None:
     from mcp import StdioServerParameters
 
     import perf
-    from common import print_table, reference_params
+    from common import fsmcp_params, print_table, reference_params
 
     perf.build()
     root = str(perf.FIXTURES)
-    floor = StdioServerParameters(command=sys.executable, args=[__file__, "serve", root], env=dict(os.environ))
+    ours = fsmcp_params(root)
+    floors = [StdioServerParameters(command=sys.executable, args=[__file__, "serve", root, *how], env=ours.env) for how in ([], ["guarded"])]
     paths = [str(perf.FIXTURES / "small" / f"note{i:02}.txt") for i in range(50)]
-    ours, theirs = perf.ts_client([floor, reference_params(root)], paths, 5)
+    bare, guarded, itself, theirs = perf.ts_client([*floors, ours, reference_params(root)], paths, 5)
     title = "floor: a bare CPython loop (not fsmcp) beside the reference server, through the TypeScript SDK's client; medians of 5"
-    print_table(title, perf.ts_rows(ours, theirs), measured="floor")
+    print_table(title, perf.ts_rows(bare, theirs), measured="floor")
+    title = "the same loop through fsmcp's path layer (policy, vetoes, descriptor walk, output model), beside the same reference sessions"
+    print_table(title, perf.ts_rows(guarded, theirs), measured="guarded")
+    print_table("fsmcp itself, beside the same reference sessions", perf.ts_rows(itself, theirs))
 
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["serve"]:
-        serve(sys.argv[2])
+        serve(sys.argv[2], sys.argv[3:4] == ["guarded"])
     else:
         main()
