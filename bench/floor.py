@@ -15,8 +15,9 @@ against its output model. Only the call's layers are left out: the stdio connect
 models, ``ToolContext``, the guard's call scope and the format hook. It measures how far a
 leaner call layer could go without touching the security-critical path.
 
-``floor.py`` alone drives both and the reference server through ``ts_client.mjs`` and prints
-the same rows as ``perf.py``, one table for each (``bench/all.py floor``).
+``floor.py`` alone drives both loops, fsmcp and the reference server in the same sessions of
+``ts_client.mjs``, and prints the same rows as ``perf.py``: a table each for the two loops and
+fsmcp, beside the reference (``bench/all.py floor``).
 """
 
 from __future__ import annotations
