@@ -47,7 +47,8 @@ def iso(timestamp: float) -> str:
     return datetime.fromtimestamp(timestamp, timezone.utc).isoformat(timespec="milliseconds")[:-6] + "Z"
 
 
-def serve(root: str, guarded: bool) -> None:
+def bare_calls(root: str) -> tuple:
+    """``get_file_info`` and ``read_file`` by name after ``realpath``, and nothing more."""
     prefix = os.path.realpath(root) + "/"
 
     def inside(path: str) -> str:
@@ -79,9 +80,11 @@ def serve(root: str, guarded: bool) -> None:
             os.close(fd)
         return {"content": [{"type": "text", "text": data.decode()}], "isError": False}
 
-    if guarded:
-        get_file_info, read_file = guarded_calls(root)
+    return get_file_info, read_file
 
+
+def serve(root: str, guarded: bool) -> None:
+    get_file_info, read_file = guarded_calls(root) if guarded else bare_calls(root)
     tools = [
         {"name": "get_file_info", "description": "floor", "inputSchema": PATH_ONLY, "outputSchema": INFO_SCHEMA},
         {"name": "read_file", "description": "floor", "inputSchema": PATH_ONLY},
