@@ -130,3 +130,24 @@ def test_an_unknown_option_is_still_refused(root):
     done = fsmcp("call", "get_file_info", "-", "--colour", "red", root, cwd=root, stdin="{}")
     assert done.returncode == USAGE
     assert "unrecognized arguments: --colour" in done.stderr
+
+
+@pytest.mark.parametrize(("table", "meant"), [("secret", "secrets"), ("shel", "shell")])
+def test_an_unknown_plugin_table_stops_the_start_naming_the_known_ones(root, table, meant):
+    # A misspelt table would silently drop the operator's options (a protected *.tfstate, say).
+    config = root.parent / "fsmcp.toml"
+    config.write_text(f'[plugins.{table}]\nadd = ["*.tfstate"]\n')
+    for command in ("serve", "tools"):
+        done = fsmcp(command, "--config", config, root, cwd=root)
+        assert done.returncode == USAGE, (command, done.stderr)
+        assert f"fsmcp.toml has a [plugins.{table}] table, but no installed plugin is named {table!r}" in done.stderr
+        known = done.stderr.split("tables: ", 1)[1]
+        assert meant in known and "read" in known and "secrets" in known, done.stderr
+
+
+def test_the_table_of_a_disabled_plugin_is_known(root):
+    config = root.parent / "fsmcp.toml"
+    config.write_text('[plugins.shell]\nallow = ["ls"]\n[plugins.secrets]\nadd = ["*.tfstate"]\n')
+    for args in (("--disable", "shell"), ("--enable", "read"), ("--disable", "secrets")):
+        done = fsmcp("tools", "--config", config, *args, root, cwd=root)
+        assert done.returncode == 0, (args, done.stderr)

@@ -114,8 +114,17 @@ class Host:
             raise HostError(f"no installed plugin provides the result format {self.settings.format!r}")
 
     def _check_names(self) -> None:
-        # A misspelt name would silently offer too much (disable) or nothing (enable).
-        known = {p.name for p in self.plugins} | set(self.registered)
+        # A misspelt name would silently offer too much (disable) or nothing (enable), or drop
+        # the options of a [plugins.NAME] table (a [plugins.secret] adds no protected name).
+        # A disabled or failed plugin is installed all the same: its table is known.
+        tables = {p.name for p in self.plugins}
+        unknown_tables = [n for n in self.settings.plugins if n not in tables]
+        if unknown_tables:
+            raise HostError(
+                f"fsmcp.toml has a [plugins.{unknown_tables[0]}] table, but no installed plugin is named {unknown_tables[0]!r}; "
+                f"plugin tables: {', '.join(sorted(n for n in tables if not n.startswith('fsmcp.')))} (fsmcp plugins lists the plugins)"
+            )
+        known = tables | set(self.registered)
         for option in ("enable", "disable"):
             unknown = [n for n in getattr(self.settings, option) if n not in known]
             if unknown:
