@@ -58,6 +58,12 @@ def test_rg_globs_exclude_what_is_protected_and_never_whitelist():
     assert names.rg_globs() == ["--iglob", "!.env", "--iglob", "!/conf/*.yaml", "--iglob", "!**/.aws/credentials"]
 
 
+def test_rg_globs_leave_out_a_rule_a_later_one_re_includes_part_of():
+    # ripgrep would never search .env.example under "!.env.*": that rule is not passed.
+    names = ProtectedNames([".env", ".env.*", "!.env.example", "id_rsa*", "*.pem", "!id_rsa*.pub", "*.log", "!keep[0-9].log", "x\\*y", "!x?y"])
+    assert names.rg_globs() == ["--iglob", "!.env", "--iglob", "!*.pem"]
+
+
 def test_the_host_combines_every_plugins_globs_per_root(root, tmp_path):
     other = tmp_path / "other"
     other.mkdir()

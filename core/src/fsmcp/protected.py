@@ -99,17 +99,69 @@ class ProtectedNames:
     def rg_globs(self) -> list[str]:
         """Arguments for ripgrep that leave the protected files out of a search (``--iglob !GLOB`` pairs).
 
-        An approximation: ripgrep folds case only, so results must still be checked with
-        :meth:`matches`; re-included names (``!.env.example``) stay excluded here, because a
-        positive ripgrep glob would narrow the search to those names alone.
+        Never more than the protected files: a rule that a later ``!`` rule may re-include part of
+        (``.env.*`` before ``!.env.example``) is not passed at all, since a positive ripgrep glob
+        would narrow the search to the re-included names alone; ripgrep then reads those files, and
+        what they hold is hidden by the program's masks and left out by the caller's check with
+        :meth:`matches`, which it must make anyway (ripgrep folds case only, not Unicode).
         """
         args: list[str] = []
-        for rule in self._rules:
-            if rule.negated:
+        for n, rule in enumerate(self._rules):
+            if rule.negated or any(later.negated and _overlap(rule, later) for later in self._rules[n + 1 :]):
                 continue
             glob = rule.glob if not rule.anchored or rule.glob.startswith("**/") else "/" + rule.glob
             args += ["--iglob", "!" + glob]
         return args
+
+
+def _overlap(a: _Rule, b: _Rule) -> bool:
+    """Whether some path may match both rules (True when unsure): two globs of ``*``, ``?``,
+    classes and literals, walked together."""
+    if a.anchored != b.anchored:
+        return True  # a name at some depth against a path: leave the exclusion out
+    x, y = _tokens(a.glob), _tokens(b.glob)
+    seen: set[tuple[int, int]] = set()
+    todo = [(0, 0)]
+    while todo:
+        i, j = todo.pop()
+        if (i, j) in seen:
+            continue
+        seen.add((i, j))
+        if i == len(x) and j == len(y):
+            return True
+        if i < len(x) and x[i] == "*":
+            todo += [(i + 1, j)] + ([(i, j + 1)] if j < len(y) else [])
+        if j < len(y) and y[j] == "*":
+            todo += [(i, j + 1)] + ([(i + 1, j)] if i < len(x) else [])
+        if i < len(x) and j < len(y) and "*" not in (x[i], y[j]) and _same_char(x[i], y[j]):
+            todo.append((i + 1, j + 1))
+    return False
+
+
+def _tokens(glob: str) -> list[str]:
+    """``*`` (any run, ``**`` too), ``?``, ``[...]`` (a class, taken as any character) or one character."""
+    out: list[str] = []
+    i = 0
+    while i < len(glob):
+        c = glob[i]
+        if c == "*":
+            while glob.startswith("*", i + 1):
+                i += 1
+            out.append("*")
+        elif c == "[" and (end := glob.find("]", i + 2)) != -1:
+            out.append("?")
+            i = end
+        elif c == "\\" and i + 1 < len(glob):
+            i += 1
+            out.append("\\" + glob[i])
+        else:
+            out.append(c)
+        i += 1
+    return out
+
+
+def _same_char(a: str, b: str) -> bool:
+    return "?" in (a, b) or a.lstrip("\\") == b.lstrip("\\")
 
 
 def _union(rules: Iterable[_Rule]) -> re.Pattern[str] | None:
