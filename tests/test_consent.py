@@ -296,3 +296,71 @@ async def test_one_call_asks_at_most_five_questions(root):
     assert len(user.asked) == 5
     assert sum(f"KEY-{name}" in text for name in names) == 5
     assert text.count("the user was already asked 5 times in this call") == 2
+
+
+class Swapper:
+    """A user who, while being asked about ``sample/.env``, lets a second session swap ``prod`` in
+    with two ``move_file`` calls (each directory keeps its ``.env`` under that name, which the
+    secrets policy lets move), then answers "allow once"."""
+
+    def __init__(self, mover):
+        self.mover = mover
+        self.asked = 0
+
+    async def __call__(self, context, params):
+        self.asked += 1
+        for source, destination in (("sample", "sample.asked"), ("prod", "sample")):
+            moved = await self.mover.call_tool("move_file", {"source": source, "destination": destination})
+            assert not moved.is_error, text_of(moved)
+        return types.ElicitResult(action="accept", content={"answer": "allow_once"})
+
+
+def _swap_back(top):
+    os.rename(top / "sample", top / "prod")
+    os.rename(top / "sample.asked", top / "sample")
+
+
+ROUNDS = 60
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_a_file_swapped_in_while_the_user_is_asked_is_refused(tmp_path, mode):
+    top = tmp_path / "root"
+    for name in ("sample", "prod"):
+        (top / name).mkdir(parents=True)
+        (top / name / ".env").write_text(f"PASSWORD={name}-password\n")
+    config = tmp_path / "fsmcp.toml"
+    config.write_text('[plugins.shell]\nallow = ["cat"]\n')
+    args = ("--config", str(config), "--enable", "read,write,shell", "--sandbox", "require", str(top))
+    leaks, refused = [], 0
+    async with serve_stdio(*args) as mover:
+        user = Swapper(mover)
+        async with serve_stdio(*args, mode=mode, elicitation_callback=user) as client:
+            for n in range(ROUNDS):
+                tool, arguments = (("read_file", {"path": "sample/.env"}), ("run_command", {"command": "cat", "args": ["sample/.env"]}))[n % 2]
+                result = await client.call_tool(tool, arguments)
+                text = text_of(result)
+                if "prod-password" in text:
+                    leaks.append((tool, text))
+                if result.is_error and "changed while the user was asked" in text and "call again" in text:
+                    refused += 1
+                _swap_back(top)
+    print(f"{ROUNDS} rounds, {len(leaks)} leaks, {refused} refused as changed; first leak: {leaks[:1]}")
+    assert user.asked == ROUNDS
+    assert leaks == [] and refused == ROUNDS
+
+
+@pytest.mark.anyio
+async def test_the_file_asked_about_is_still_served_when_nothing_moved(tmp_path):
+    top = tmp_path / "root"
+    (top / "sample").mkdir(parents=True)
+    (top / "sample" / ".env").write_text("PASSWORD=sample-password\n")
+    (tmp_path / "fsmcp.toml").write_text('[plugins.shell]\nallow = ["cat"]\n')
+    user = User("allow_once", "allow_once")
+    args = ("--config", str(tmp_path / "fsmcp.toml"), "--enable", "read,shell", "--sandbox", "require", str(top))
+    async with serve_stdio(*args, elicitation_callback=user) as client:
+        read = await client.call_tool("read_file", {"path": "sample/.env"})
+        ran = await client.call_tool("run_command", {"command": "cat", "args": ["sample/.env"]})
+    assert text_of(read) == "PASSWORD=sample-password\n"
+    assert "PASSWORD=sample-password" in text_of(ran) and not ran.is_error

@@ -6,6 +6,11 @@ the transport can ask the client's user (MCP elicitation) and the operator allow
 the user is asked about its path (allow once / deny), and the call runs again with the paths
 the user allowed let through, for that call only. Only read-only tools ask: a tool that
 changes files would carry what it read into a file that outlives the call.
+
+An answer is about a file, not a name: the file found at the path when the refusal was met (its
+device and inode) is the one let through. A file moved or swapped in at that path while the user
+was being asked is refused, whether the tool opens it (:func:`opened`) or a program it starts
+would read it (:meth:`Consent.unhidden`).
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -75,12 +81,15 @@ class Consent:
 
     timeout: float
     ask: Ask | None = None
-    allowed: set[str] = field(default_factory=set)
+    allowed: dict[str, Identity] = field(default_factory=dict)
+    """Path → the file (device, inode; None when nothing was there) the user allowed at it."""
     declined: dict[str, str] = field(default_factory=dict)
     """Path → why its refusal stands (the user declined, did not answer, could not be asked)."""
     asked: int = 0
     met: dict[str, str] = field(default_factory=dict)
     """Path → question, for the refusals met in the latest run that no answer covers yet."""
+    found: dict[str, Identity] = field(default_factory=dict)
+    """Path → the file at it when its refusal was first met: what the user is asked about."""
     waiting: dict[str, tuple[str, str]] = field(default_factory=dict)
     """Key → (path, question): the questions a 2026-07-28 transport puts in ``inputRequests``."""
 
@@ -90,11 +99,30 @@ class Consent:
         asks = [r.ask for r in reasons if isinstance(r, Refusal) and r.ask]
         if access is Access.READ and len(asks) == len(reasons):
             if path in self.allowed:
+                self.same(path, identity(path))
                 return
             if path in self.declined:
                 raise _refused(raw, reasons[0], self.declined[path])
             self.met.setdefault(path, asks[0])
+            self.found.setdefault(path, identity(path))
         raise _refused(raw, reasons[0])
+
+    def same(self, path: str, now: Identity) -> None:
+        """Refuse ``path`` (an allowed one) unless ``now`` is the file the user was asked about;
+        the answer is withdrawn, so that the next call asks about the file as it is."""
+        if now == self.allowed[path]:
+            return
+        del self.allowed[path]
+        self.declined[path] = CHANGED
+        raise ToolError(ErrorCode.ACCESS_DENIED, f"{shown(path)} is refused: {CHANGED}")
+
+    def unhidden(self, hidden: list[str]) -> list[str]:
+        """``hidden`` less the paths the user allowed for this call, each checked to be the file
+        the user was asked about (a program started now would read what is there now)."""
+        for path in hidden:
+            if path in self.allowed:
+                self.same(path, identity(path))
+        return [path for path in hidden if path not in self.allowed]
 
     @contextmanager
     def running(self) -> Iterator[None]:
@@ -147,7 +175,7 @@ class Consent:
         action = answer.get("action") if isinstance(answer, dict) else None
         content = answer.get("content") if isinstance(answer, dict) else None
         if action == "accept" and isinstance(content, dict) and content.get("answer") == ALLOW:
-            self.allowed.add(path)
+            self.allowed[path] = self.found.get(path)
             self.declined.pop(path, None)
         elif action == "cancel":
             self.declined[path] = "the user was asked and dismissed the question"
@@ -177,6 +205,31 @@ class Consent:
         if self.waiting:
             fields["askingUser"] = sorted(path for path, _ in self.waiting.values())
         return fields
+
+
+Identity = tuple[int, int] | None
+"""A file as the user was asked about it: device and inode (None: nothing was there)."""
+CHANGED = (
+    "the file changed while the user was asked (it was moved, replaced or swapped for another since the question); "
+    "nothing of it was read: call again to ask about the file as it is now"
+)
+
+
+def identity(path: str) -> Identity:
+    """The file at ``path`` now, the entry itself (a link put there is another file)."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def opened(path: object, st: os.stat_result) -> None:
+    """Refuse a file just opened at ``path`` that the user allowed, unless it is the one asked about
+    (the path may have been swapped between the policy's check and the open)."""
+    consent = _current.get()
+    if consent is not None and consent.allowed and (key := str(path)) in consent.allowed:
+        consent.same(key, (st.st_dev, st.st_ino))
 
 
 _current: ContextVar[Consent | None] = ContextVar("fsmcp_consent", default=None)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, TypeVar
 
-from . import current, dirfd
+from . import consent, current, dirfd
 from .confine import MAX_HOPS, Confinement, Created, Place, Resolver, loop_error
 from .errors import ErrorCode, ToolError
 from .guard import Guard
@@ -226,6 +226,7 @@ class FileSystem:
         with _mapped(p):
             fd, st = self._final(p, lambda dfd, name: _open_regular_stat(p, dfd, name, os.O_RDONLY))
             try:
+                consent.opened(p.path, st)
                 current.weigh(st.st_size)
                 small = read_small(fd, st.st_size)
             except BaseException:

@@ -184,7 +184,7 @@ async def start_program(
         return await anyio.open_process([program, *argv[1:]], **options)
     hidden = await anyio.to_thread.run_sync(masks.protected, protected_roots(ctx))
     if (asked := consent.current()) is not None:
-        hidden = [path for path in hidden if path not in asked.allowed]  # what the user let this call read
+        hidden = asked.unhidden(hidden)  # what the user let this call read, if it is still the file asked about
     mounts = bool(hidden) and await anyio.to_thread.run_sync(masks.can_mount)
     fd = ruleset(ctx, sandbox.abi, program, writes=writes, network=network, runs=runs, hidden=() if mounts else hidden).build()
     listed = masks.listing(hidden) if mounts else None
