@@ -364,3 +364,55 @@ async def test_the_file_asked_about_is_still_served_when_nothing_moved(tmp_path)
         ran = await client.call_tool("run_command", {"command": "cat", "args": ["sample/.env"]})
     assert text_of(read) == "PASSWORD=sample-password\n"
     assert "PASSWORD=sample-password" in text_of(ran) and not ran.is_error
+
+
+@pytest.mark.parametrize("swap", ["before the ruleset is built", "after, before the program runs", "none"])
+def test_a_program_reads_the_file_allowed_never_one_swapped_in_at_its_path(tmp_path, swap):
+    """The kernel's side of allow once for a program (``Ruleset.pinned``): the file the user was
+    asked about is granted by its inode, so a swap after the server's check, before or after the
+    ruleset is built, shows the program nothing (the control, unpinned, shows it prod's file when
+    the swap comes before the ruleset: the rules, on inodes, hold after)."""
+    from fsmcp import landlock, masks, programs
+    from fsmcp.consent import identity
+
+    top = (tmp_path / "root").resolve()
+    for name in ("sample", "prod"):
+        (top / name).mkdir(parents=True)
+        (top / name / ".env").write_text(f"PASSWORD={name}-password\n")
+    path = str(top / "sample" / ".env")
+    asked = identity(path)
+
+    def run(pinned):
+        # As the server builds it: every other protected file hidden (prod's .env), the allowed one
+        # pinned, or (the control, as before) merely left out of the hidden ones.
+        rules = landlock.Ruleset(landlock.abi(), hidden=frozenset({str(top / "prod" / ".env")}), pinned={path: asked} if pinned else {})
+        rules.grant(top, landlock.RUN)
+        rules.grant_each(programs.SYSTEM_DIRS, landlock.RUN)
+        rules.grant_each(programs.ETC_FILES, landlock.READ_FILE)
+        if swap == "before the ruleset is built":
+            _swap(top)
+        fd = rules.build()
+        try:
+            if swap == "after, before the program runs":
+                _swap(top)
+            command = [sys.executable, "-I", "-S", masks.LAUNCHER, str(fd), "-", "/bin/cat", "cat", path]
+            done = subprocess.run(command, pass_fds=(fd,), capture_output=True, text=True, timeout=60)
+        finally:
+            os.close(fd)
+            if swap != "none":
+                _swap_back(top)
+        return done.stdout + done.stderr
+
+    pinned, by_path = run(True), run(False)
+    print(pinned, by_path, sep="\n")
+    if swap == "none":
+        assert pinned == by_path == "PASSWORD=sample-password\n"
+    else:
+        assert "prod-password" not in pinned and "Permission denied" in pinned
+    if swap == "before the ruleset is built":
+        assert "prod-password" in by_path  # the control: unpinned, the program reads prod's file
+
+
+def _swap(top):
+    os.rename(top / "sample", top / "sample.asked")
+    os.rename(top / "prod", top / "sample")

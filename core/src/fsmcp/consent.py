@@ -116,13 +116,17 @@ class Consent:
         self.declined[path] = CHANGED
         raise ToolError(ErrorCode.ACCESS_DENIED, f"{shown(path)} is refused: {CHANGED}")
 
-    def unhidden(self, hidden: list[str]) -> list[str]:
-        """``hidden`` less the paths the user allowed for this call, each checked to be the file
-        the user was asked about (a program started now would read what is there now)."""
+    def unhidden(self, hidden: list[str]) -> tuple[list[str], dict[str, tuple[int, int]]]:
+        """``hidden`` less the paths the user allowed for this call, and those with their files:
+        each checked to be the file the user was asked about, for the program to be granted
+        that file alone (``landlock.Ruleset.pinned``), never what is at its path later."""
+        pinned: dict[str, tuple[int, int]] = {}
         for path in hidden:
             if path in self.allowed:
-                self.same(path, identity(path))
-        return [path for path in hidden if path not in self.allowed]
+                self.same(path, now := identity(path))
+                if now is not None:
+                    pinned[path] = now
+        return [path for path in hidden if path not in pinned], pinned
 
     @contextmanager
     def running(self) -> Iterator[None]:

@@ -18,7 +18,7 @@ import ctypes
 import functools
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from .launch import SYS_LANDLOCK_ADD_RULE, SYS_LANDLOCK_CREATE_RULESET
@@ -116,6 +116,11 @@ class Ruleset:
     one it creates in such a directory (it may create and write it: the write rights stay); a
     hidden file can be overwritten or replaced, not read.
     """
+    pinned: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    """Files (absolute path → device, inode) the program may read only as that very file: the grants
+    are split around each as around a hidden one, and the file is granted reading on its own inode,
+    if the inode at the path when the ruleset is built is that one. A file swapped in at the path,
+    before or after, is another inode, and not readable (a file the user allowed once is this)."""
 
     def grant(self, path: str | os.PathLike[str], rights: int) -> None:
         """Allow ``rights`` on ``path`` and (for a directory) everything beneath it. Rights add up."""
@@ -139,15 +144,17 @@ class Ruleset:
         try:
             for path, rights in self._split().items():
                 self._add(fd, path, rights & fs)
+            for path, ident in self.pinned.items():
+                self._add(fd, path, READ_FILE & fs, ident)
         except BaseException:
             os.close(fd)
             raise
         return fd
 
     def _split(self) -> dict[str, int]:
-        if not self.hidden:
+        if not self.hidden and not self.pinned:
             return self.grants
-        hidden = {os.path.normpath(h) for h in self.hidden}
+        hidden = {os.path.normpath(h) for h in (*self.hidden, *self.pinned)}
         above = {os.path.dirname(h) for h in hidden}
         for path in list(above):
             while path not in ("/", ""):
@@ -163,13 +170,16 @@ class Ruleset:
         return rules
 
     @staticmethod
-    def _add(ruleset: int, path: str, rights: int) -> None:
+    def _add(ruleset: int, path: str, rights: int, ident: tuple[int, int] | None = None) -> None:
         try:
-            target = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            target = os.open(path, os.O_PATH | os.O_CLOEXEC | (os.O_NOFOLLOW if ident else 0))
         except OSError:
             return
         try:
-            if not stat.S_ISDIR(os.fstat(target).st_mode):
+            st = os.fstat(target)
+            if ident is not None and (st.st_dev, st.st_ino) != ident:
+                return  # not the file pinned: nothing granted
+            if not stat.S_ISDIR(st.st_mode):
                 rights &= FILE_RIGHTS
             if rights:
                 rule = _PathBeneath(allowed_access=rights, parent_fd=target)

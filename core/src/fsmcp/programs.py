@@ -183,10 +183,14 @@ async def start_program(
             raise ToolError(ErrorCode.PERMISSION_DENIED, f"{argv[0]} was not started: the operator requires confinement (sandbox = require) and this kernel offers no Landlock")
         return await anyio.open_process([program, *argv[1:]], **options)
     hidden = await anyio.to_thread.run_sync(masks.protected, protected_roots(ctx))
+    pinned: dict[str, tuple[int, int]] = {}
     if (asked := consent.current()) is not None:
-        hidden = asked.unhidden(hidden)  # what the user let this call read, if it is still the file asked about
+        hidden, pinned = asked.unhidden(hidden)  # what the user let this call read: that file, not its path
     mounts = bool(hidden) and await anyio.to_thread.run_sync(masks.can_mount)
-    fd = ruleset(ctx, sandbox.abi, program, writes=writes, network=network, runs=runs, hidden=() if mounts else hidden).build()
+    # A pinned file's neighbours are hidden by the ruleset too, mounts or not: a directory swapped
+    # in above the pinned file between this check and the launcher's mounts would bring its own.
+    hidden_by_rules = hidden if pinned or not mounts else ()
+    fd = ruleset(ctx, sandbox.abi, program, writes=writes, network=network, runs=runs, hidden=hidden_by_rules, pinned=pinned).build()
     listed = masks.listing(hidden) if mounts else None
     fds = (fd,) if listed is None else (fd, listed)
     try:
@@ -208,12 +212,21 @@ def _sandbox(mode: str) -> Sandbox:
 
 
 def ruleset(
-    ctx: ToolContext, abi: int, program: str, *, writes: bool, network: bool, runs: Sequence[str] = (), hidden: Sequence[str] = ()
+    ctx: ToolContext,
+    abi: int,
+    program: str,
+    *,
+    writes: bool,
+    network: bool,
+    runs: Sequence[str] = (),
+    hidden: Sequence[str] = (),
+    pinned: Mapping[str, tuple[int, int]] | None = None,
 ) -> landlock.Ruleset:
-    """Every grant a program started for this call gets; none reaches ``hidden``."""
+    """Every grant a program started for this call gets; none reaches ``hidden``, and a ``pinned``
+    file is readable only as the file (device, inode) given."""
     from . import landlock
 
-    rules = landlock.Ruleset(abi, network=network, hidden=frozenset(hidden))
+    rules = landlock.Ruleset(abi, network=network, hidden=frozenset(hidden), pinned=dict(pinned or {}))
     for root in ctx.fs.roots.roots:
         rules.grant(root.path, landlock.RUN)
         if writes and ctx.fs.roots.writable(root):
