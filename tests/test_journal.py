@@ -79,8 +79,10 @@ async def test_the_journal_survives_a_restart_in_the_state_directory(tmp_path: P
     assert (Path(os.environ["XDG_STATE_HOME"]) / "fsmcp" / "journal" / "changes").is_dir()
     async with serve_stdio(str(root)) as client:
         s = ToolCalls(client)
-        assert "delete_file" in await s.ok("list_changes")
-        await s.ok("undo_change")
+        [change] = (await client.call_tool("list_changes", {})).structured_content["changes"]
+        assert change["tool"] == "delete_file" and not change["thisSession"]
+        await s.fail("undo_change", "NOT_FOUND")  # a new server is a new session: an earlier one's change goes back by its id
+        await s.ok("undo_change", id=change["id"])
     assert tree_of(root) == before
 
 

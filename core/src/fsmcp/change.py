@@ -15,13 +15,15 @@ class Change:
     """What one tool call changes: the host makes one per call and announces every path to it.
 
     ``tool`` is the name of the tool called (a tool another one runs, as in a batch, adds to
-    its caller's change). ``paths`` are the paths announced so far, each once, in order.
+    its caller's change). ``session`` is the id of the client session that made the call
+    (:class:`fsmcp.guard.Session`). ``paths`` are the paths announced so far, each once, in order.
     ``state`` is for the implementations of the change hooks, each under its plugin's name.
     ``notes`` are sentences the host adds to the tool's result.
     """
 
-    def __init__(self, tool: str, announce: Callable[[Change, list[ResolvedPath]], None]):
+    def __init__(self, tool: str, session: str, announce: Callable[[Change, list[ResolvedPath]], None]):
         self.tool = tool
+        self.session = session
         self.time = time.time()
         self.paths: list[ResolvedPath] = []
         self.state: dict[str, Any] = {}

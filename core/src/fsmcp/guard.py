@@ -73,10 +73,15 @@ def changed_at(st: os.stat_result) -> str:
 
 
 class Session:
-    """One client connection: the version of each file it has read or changed."""
+    """One client connection (a stdio connection, an HTTP session): the version of each file it has read or changed.
 
-    def __init__(self, label: str | None = None):
-        self.id = label or os.urandom(4).hex()
+    ``id`` names it in the audit log and in the change journal, where it tells this session's
+    changes from those of other sessions and other servers sharing the journal: random, so
+    distinct between processes too, and never chosen by the client.
+    """
+
+    def __init__(self) -> None:
+        self.id = os.urandom(8).hex()
         self._seen: dict[str, tuple[int, int, int, int, int]] = {}
         """What each file's version was made of: hashed only when a write asks (every read records one)."""
         self._lock = threading.Lock()
@@ -98,7 +103,8 @@ class Session:
                 del self._seen[seen]
 
 
-_session: ContextVar[Session] = ContextVar("fsmcp_session", default=Session("local"))
+# Calls outside any client connection (fsmcp call, a test's direct call): one session per process.
+_session: ContextVar[Session] = ContextVar("fsmcp_session", default=Session())
 
 
 def current_session() -> Session:

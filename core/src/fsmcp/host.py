@@ -30,7 +30,7 @@ from .limits import check_length
 from .mounts import LocalRoots
 from .programs import Sandbox
 from .protected import ProtectedNames
-from .guard import Guard, Session, expect_version, in_session
+from .guard import Guard, Session, current_session, expect_version, in_session
 from .plugins import PluginError, PluginInfo, collect_tools, load_plugins, offered
 from .journal import NAME as JOURNAL
 from .results import Text, ToolResult
@@ -377,7 +377,7 @@ class Host:
         change = caller.change if caller is not None and caller.change is not None else None
         ctx = ToolContext(
             fs=self.fs, settings=self.settings, tool=tool, tools=self.tools, send_progress=send_progress, run_tool=self.run_named,
-            budget=budget, change=change or Change(tool.name, self._announce), journal=self.journal,
+            budget=budget, change=change or Change(tool.name, current_session().id, self._announce), journal=self.journal,
             protected=self.protected, is_protected=self.is_protected,
         )
         return args, ctx, change is None

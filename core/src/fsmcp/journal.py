@@ -6,7 +6,8 @@ is copied (through the roots' descriptors) into the call's pending directory, or
 noted; when the call ends the pending directory, with a ``meta.json`` naming every path, is
 renamed into ``changes/`` under the next id, all at once. The oldest changes are dropped past
 ``journal_max_changes`` or ``journal_max_bytes``. Several servers may share one journal: a
-lock file orders their commits.
+lock file orders their commits. Each change records the client session that made it, so that
+an undo without an id takes back the caller's own change, never another session's.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import fcntl
 import json
 import logging
 import os
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -34,6 +36,8 @@ from .roots import Access, ResolvedPath
 NAME = "fsmcp.journal"
 UNDO_TOOL = "undo_change"
 log = logging.getLogger("fsmcp.journal")
+SESSION_ID = re.compile(r"[0-9a-f]{16}")
+"""A session's id as :class:`fsmcp.guard.Session` makes it; a ``meta.json`` is read as untrusted input."""
 
 
 def journal_dir(setting: str) -> Path | None:
@@ -217,6 +221,7 @@ class Journal:
         meta = {
             "time": change.time,
             "tool": change.tool,
+            "session": change.session,
             "paths": _shown(change, pending),
             "records": records,
             "reason": pending.reason,
@@ -278,7 +283,11 @@ class Journal:
     # -- reading and undoing --------------------------------------------------------------------
 
     def changes(self) -> Iterator[dict[str, Any]]:
-        """Every change kept, newest first, as its ``meta.json`` with ``id`` added."""
+        """Every change kept, newest first, as its ``meta.json`` with ``id`` added.
+
+        ``session`` is the id of the session that made it, None for a change kept before
+        changes recorded one; an entry whose ``session`` is anything else is damaged and left out.
+        """
         changes = self.dir / "changes"
         try:
             entries = sorted(_entries(changes), reverse=True)
@@ -289,18 +298,21 @@ class Journal:
                 meta = json.loads((changes / name / "meta.json").read_text())
             except (OSError, ValueError):
                 continue  # dropped by another server meanwhile
+            if not isinstance(meta, dict) or not _session_read(meta):
+                log.warning("the journal's change %d has a damaged meta.json (its session); it is left out", number)
+                continue
             meta["id"] = number
             yield meta
 
-    def undo(self, fs: FileSystem, number: int | None, force: bool, visible: Any) -> tuple[dict[str, Any], list[str]]:
-        """Put back what change ``number`` (default: the latest not undone) replaced.
+    def undo(self, fs: FileSystem, number: int | None, force: bool, visible: Any, session: str) -> tuple[dict[str, Any], list[str]]:
+        """Put back what change ``number`` (default: ``session``'s latest not undone) replaced.
 
         Returns the change undone and the paths restored. ``visible(meta)`` says whether a
         change is this server's to see. Raises ``EDIT_CONFLICT`` when a path changed since the
         change, unless ``force``; nothing is restored then.
         """
         with self._lock:
-            meta = self._target(number, visible)
+            meta = self._target(number, visible, session)
             name = self._name(meta["id"])
             if meta["reason"]:
                 raise ToolError(ErrorCode.INVALID_PARAMS, f"change {meta['id']} cannot be undone: {meta['reason']}")
@@ -340,7 +352,7 @@ class Journal:
         finally:
             os.close(store)
 
-    def _target(self, number: int | None, visible: Any) -> dict[str, Any]:
+    def _target(self, number: int | None, visible: Any, session: str) -> dict[str, Any]:
         for meta in self.changes():
             if number is not None:
                 if meta["id"] == number:
@@ -350,10 +362,14 @@ class Journal:
                         raise ToolError(ErrorCode.INVALID_PARAMS, f"change {number} is undone already; list_changes shows the others")
                     return meta
                 continue
-            if visible(meta) and meta["undone"] is None and meta.get("undoes") is None:
+            if meta["session"] == session and visible(meta) and meta["undone"] is None and meta.get("undoes") is None:
                 return meta
         if number is None:
-            raise ToolError(ErrorCode.NOT_FOUND, "no change left to undo in this server's roots (list_changes shows the journal)")
+            raise ToolError(
+                ErrorCode.NOT_FOUND,
+                "this session has no change left to undo (without an id, undo_change takes back only this session's own "
+                "changes); to undo another session's change, pass its id from list_changes",
+            )
         raise ToolError(ErrorCode.NOT_FOUND, f"no change {number} in this server's journal; list_changes shows the ids kept")
 
     def _name(self, number: int) -> str:
@@ -381,6 +397,15 @@ class Journal:
                 yield
             finally:
                 os.close(fd)
+
+
+def _session_read(meta: dict[str, Any]) -> bool:
+    """Whether ``meta``'s ``session`` is a session's id, or absent (then None: kept before sessions were)."""
+    if "session" not in meta:
+        meta["session"] = None
+        return True
+    session = meta["session"]
+    return isinstance(session, str) and SESSION_ID.fullmatch(session) is not None
 
 
 def _shown(change: Change, pending: _Pending) -> list[str]:

@@ -23,7 +23,7 @@ def list_changes(args: ListChangesInput, ctx: ToolContext) -> ToolResult:
     for meta in journal.changes():
         if not _visible(ctx, meta) or (within is not None and not _touches(meta, within)):
             continue
-        found.append(_entry(meta))
+        found.append(_entry(meta, ctx))
         if len(found) == args.limit:
             break
     if not found:
@@ -35,7 +35,7 @@ def list_changes(args: ListChangesInput, ctx: ToolContext) -> ToolResult:
 
 def undo_change(args: UndoChangeInput, ctx: ToolContext) -> ToolResult:
     journal = _journal(ctx)
-    meta, paths = journal.undo(ctx.fs, args.id, args.force, lambda m: _visible(ctx, m))
+    meta, paths = journal.undo(ctx.fs, args.id, args.force, lambda m: _visible(ctx, m), ctx.change.session)
     if meta.get("undoes"):
         head = f"Change {meta['id']} (the undo of change {meta['undoes']}) undone: change {meta['undoes']} is back"
     else:
@@ -71,7 +71,7 @@ def _touches(meta: dict[str, Any], within: Path) -> bool:
     return False
 
 
-def _entry(meta: dict[str, Any]) -> dict[str, Any]:
+def _entry(meta: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     return {
         "id": meta["id"],
         "time": _when(meta["time"]),
@@ -80,11 +80,12 @@ def _entry(meta: dict[str, Any]) -> dict[str, Any]:
         "undone": meta["undone"] is not None,
         "undoable": not meta["reason"],
         "undoes": meta.get("undoes"),
+        "thisSession": meta["session"] == ctx.change.session,
     }
 
 
 def _line(e: dict[str, Any]) -> str:
-    marks = [m for m, on in (("undone", e["undone"]), ("not undoable", not e["undoable"])) if on]
+    marks = [m for m, on in (("this session", e["thisSession"]), ("undone", e["undone"]), ("not undoable", not e["undoable"])) if on]
     if e["undoes"]:
         marks.append(f"undoes {e['undoes']}")
     suffix = f" ({', '.join(marks)})" if marks else ""

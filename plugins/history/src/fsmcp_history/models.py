@@ -12,7 +12,7 @@ class ListChangesInput(ToolInput):
 
 
 class UndoChangeInput(ToolInput):
-    id: int | None = Field(None, ge=1, description="From list_changes; default: the latest not undone.")
+    id: int | None = Field(None, ge=1, description="From list_changes; default: this session's latest not undone.")
     force: bool = Field(False, description="Also restore paths changed since, losing those changes.")
 
 
@@ -24,6 +24,7 @@ class ChangeEntry(BaseModel):
     undone: bool
     undoable: bool
     undoes: int | None = None
+    thisSession: bool
 
 
 class ListChangesOutput(BaseModel):
