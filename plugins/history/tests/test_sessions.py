@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import anyio
 import httpx2
 import pytest
 from fsmcp.testing import ToolCalls, serve_stdio, text_of
@@ -184,3 +185,32 @@ async def test_a_change_whose_session_is_damaged_is_left_out(server, root: Path,
         await s.fail("undo_change", "NOT_FOUND")
         await s.fail("undo_change", "NOT_FOUND", id=1)
     assert (root / "a.txt").read_text() == "v2"
+
+
+ROUNDS = 60
+
+
+@pytest.mark.anyio
+async def test_sessions_writing_and_undoing_at_once_never_take_back_each_others_changes(sessions, tree: Path):
+    """Each round A writes while B writes, then A undoes while B writes again: A's undo must
+    take back A's write, whichever of the calls the server runs first."""
+    leaks = []
+    outcomes: dict[str, tuple[bool, str]] = {}
+
+    async def run(key: str, s: ToolCalls, tool: str, args: dict) -> None:
+        outcomes[key] = await s.call(tool, **args)
+
+    async with sessions() as (a, b):
+        for i in range(ROUNDS):
+            async with anyio.create_task_group() as group:
+                group.start_soon(run, "a", a, "write_file", {"path": "a.txt", "content": f"A {i}\n"})
+                group.start_soon(run, "b", b, "write_file", {"path": "b.txt", "content": f"B {i}\n"})
+            async with anyio.create_task_group() as group:
+                group.start_soon(run, "undo", a, "undo_change", {})
+                group.start_soon(run, "b", b, "write_file", {"path": "b.txt", "content": f"B {i} again\n"})
+            failed, text = outcomes["undo"]
+            a_back = (tree / "a.txt").read_text() == "a as it was\n"
+            b_kept = (tree / "b.txt").read_text() == f"B {i} again\n"
+            if failed or str(tree / "a.txt") not in text or not a_back or not b_kept:
+                leaks.append((i, text))
+    assert leaks == [], f"{len(leaks)} of {ROUNDS} rounds A's undo did not take back A's own write alone; first: {leaks[0]}"
