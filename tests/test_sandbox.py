@@ -14,13 +14,14 @@ from pathlib import Path
 import fsmcp_shell.hooks
 import pytest
 
-from fsmcp.testing import connect, host_for, text_of, tree_of
+from fsmcp.testing import connect, host_for, serve_stdio, text_of, tree_of
 
 pytestmark = pytest.mark.anyio
 
 SECRET = "SECRET-4b1e-beyond-the-root"
 WITHOUT_LANDLOCK = Path(__file__).with_name("without_landlock.py")
 STARTING = "glob_search, grep_files, run_command, search_files"
+WITHHELD = "programs not started: this kernel offers no Landlock (sandbox = {mode}), so the tools that start them are not offered"
 
 REACH = """#!/bin/sh
 # Builds the outside path from where it runs: no argument names it, so no argument check sees it.
@@ -86,15 +87,40 @@ def test_require_withholds_the_tools_that_start_programs(tmp_path):
 
 def test_require_says_so_in_the_plugin_list(tmp_path):
     done = _without_landlock("plugins", "--sandbox", "require", str(tmp_path))
-    assert "fsmcp: programs NOT confined: this kernel offers no Landlock (sandbox = require)\n" in done.stderr, done.stderr
+    assert f"fsmcp: {WITHHELD.format(mode='require')}\n" in done.stderr, done.stderr
     assert "run_command (disabled)" in done.stdout
 
 
-def test_auto_warns_once_and_serves_them_unconfined(tmp_path):
+def test_auto_withholds_them_too(tmp_path):
+    done = _without_landlock("tools", "--sandbox", "auto", str(tmp_path))
+    print(done.stderr)
+    offered = {line.split()[0] for line in done.stdout.splitlines()}
+    assert done.returncode == 0
+    assert "read_file" in offered and offered.isdisjoint(STARTING.split(", ")), offered
+    assert f"sandbox = auto, and this kernel offers no Landlock, so {STARTING} (which start programs) are not offered" in done.stderr
+    assert 'or set sandbox = "off" to offer them unconfined' in done.stderr
+
+
+def test_auto_says_so_once_and_in_the_start_up_line(tmp_path):
     done = _without_landlock("serve", "--sandbox", "auto", str(tmp_path))
     print(done.stderr)
-    assert done.stderr.count("warning: this kernel offers no Landlock") == 1, done.stderr
-    assert "tools over stdio" in done.stderr and "programs NOT confined: this kernel offers no Landlock (sandbox = auto)" in done.stderr
+    assert done.stderr.count("this kernel offers no Landlock, so") == 1, done.stderr
+    assert "tools over stdio" in done.stderr and WITHHELD.format(mode="auto") in done.stderr
+
+
+@pytest.mark.parametrize(("sandbox", "offered"), [("auto", False), ("require", False), ("off", True)])
+async def test_over_stdio_only_off_offers_run_command_and_run_shell_without_landlock(tmp_path, sandbox, offered):
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "a.txt").write_text("inside\n")
+    config = tmp_path / "fsmcp.toml"
+    config.write_text("[plugins.shell]\nallow_shell = true\n")
+    async with serve_stdio(str(root), "--config", str(config), "--enable", "shell", "--sandbox", sandbox, under=WITHOUT_LANDLOCK) as client:
+        names = {t.name for t in (await client.list_tools()).tools}
+        result = await client.call_tool("run_command", {"command": "cat", "args": ["a.txt"]})
+    print(sandbox, names, text_of(result))
+    assert (names == {"run_command", "run_shell"}) is offered, names
+    assert result.is_error is not offered, text_of(result)
 
 
 def test_off_is_quiet(tmp_path):

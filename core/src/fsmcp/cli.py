@@ -35,7 +35,7 @@ def _parser() -> argparse.ArgumentParser:
     options.add_argument("--require-workspace", action="store_true", default=None, help="refuse every path until the client calls set_workspace")
     options.add_argument("--budget", type=int, metavar="CHARS", help="the most text characters one result carries (default: 80000)")
     options.add_argument("--journal", metavar="DIR|off", help="the change journal's directory (default: $XDG_STATE_HOME/fsmcp/journal), or off")
-    options.add_argument("--sandbox", choices=SANDBOX_MODES, help="confine started programs with Landlock: auto (default; warns where the kernel cannot), require (else withhold the tools that start programs), off")
+    options.add_argument("--sandbox", choices=SANDBOX_MODES, help="confine started programs with Landlock: auto (default) and require withhold the tools that start programs where the kernel cannot; off starts them unconfined")
     options.add_argument("--audit-log", metavar="FILE", help="append one JSON line per tool call to FILE (rotated at audit_log_max_bytes)")
     options.add_argument("--no-ask", action="store_true", help="never ask the user to allow a refused read (MCP elicitation); the refusal stands")
     options.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"], help="stderr log level")
@@ -223,8 +223,8 @@ def _unservable(host: Host) -> str | None:
 
 
 def _programs(host: Host) -> str:
-    """The start-up line's word on confinement, when some offered tool starts programs."""
-    return f"; {host.sandbox.describe()}" if any(t.starts_programs for t in host.tools.values()) else ""
+    """The start-up line's word on confinement, when some offered tool starts programs or was withheld for it."""
+    return f"; {host.sandbox.describe()}" if host.sandbox_notice or any(t.starts_programs for t in host.tools.values()) else ""
 
 
 def _serve_http(host: Host, roots: str) -> int:

@@ -55,9 +55,9 @@ class Settings:
     journal_max_changes: int = 1000
     """Changes the journal keeps at most, oldest dropped first."""
     sandbox: str = "auto"
-    """Confining started programs with Landlock: ``auto`` (where the kernel can, warning once
-    where it cannot), ``require`` (tools that start programs are withheld where it cannot) or
-    ``off``."""
+    """Confining started programs with Landlock: ``auto`` and ``require`` (the same since tools
+    that start programs are withheld under both where the kernel cannot confine them; ``require``
+    stays for configurations that name it) or ``off`` (programs start unconfined)."""
     stale_guard: bool = True
     """Refuse a change over a file that changed on disk since this session read it (EDIT_CONFLICT)."""
     audit_log: str | None = None

@@ -114,7 +114,7 @@ class Sandbox:
             return f"programs confined by Landlock ABI {self.abi}"
         if self.mode == "off":
             return "programs NOT confined (sandbox = off)"
-        return f"programs NOT confined: this kernel offers no Landlock (sandbox = {self.mode})"
+        return f"programs not started: this kernel offers no Landlock (sandbox = {self.mode}), so the tools that start them are not offered"
 
     def hiding(self) -> str:
         """How protected files are kept from programs, for ``fsmcp plugins``."""
@@ -130,23 +130,19 @@ class Sandbox:
     def gate(self, tools: dict[str, Tool]) -> tuple[dict[str, Tool], str | None]:
         """The tools to offer, and what to say about it on stderr at start-up (once), if anything.
 
-        ``require`` on a kernel without Landlock withholds every tool that starts programs;
-        ``auto`` offers them unconfined and warns.
+        On a kernel without Landlock, ``require`` and ``auto`` alike withhold every tool that
+        starts programs: unconfined, a program reads and writes wherever the server may (a link
+        swapped in at the right moment, a path it builds itself), so only the operator's explicit
+        ``off`` offers them so.
         """
         starting = sorted(name for name, tool in tools.items() if tool.starts_programs)
         if not starting or self.mode == "off" or self.confines:
             return tools, None
-        if self.mode == "require":
-            kept = {name: tool for name, tool in tools.items() if not tool.starts_programs}
-            return kept, (
-                f"sandbox = require, and this kernel offers no Landlock, so {', '.join(starting)} "
-                "(which start programs) are not offered; run on Linux 5.13 or newer with Landlock enabled "
-                "(lsm=landlock), or set sandbox = \"auto\" to run them unconfined"
-            )
-        return tools, (
-            f"this kernel offers no Landlock, so the programs that {', '.join(starting)} start are NOT confined to the roots "
-            "(a symbolic link swapped in at the right moment leads them outside); set sandbox = \"require\" to withhold "
-            "those tools, or sandbox = \"off\" to say this is intended"
+        kept = {name: tool for name, tool in tools.items() if not tool.starts_programs}
+        return kept, (
+            f"sandbox = {self.mode}, and this kernel offers no Landlock, so {', '.join(starting)} "
+            "(which start programs) are not offered; run on Linux 5.13 or newer with Landlock enabled "
+            "(lsm=landlock), or set sandbox = \"off\" to offer them unconfined"
         )
 
 
@@ -171,7 +167,7 @@ async def start_program(
     only read, wherever it is). ``network``: TCP stays allowed. ``runs``: directories whose
     programs it may start in turn (a shell's PATH), besides the system's. The caller owns the process:
     kill its group (``os.killpg(process.pid, ...)``) and ``aclose`` it when done.
-    Raises ``ToolError`` when the operator requires confinement and the kernel cannot give it.
+    Raises ``ToolError`` when the kernel cannot confine it and the operator did not set ``sandbox = "off"``.
     """
     program = executable or shutil.which(argv[0], path=env.get("PATH", os.defpath))
     if program is None:
@@ -179,8 +175,11 @@ async def start_program(
     sandbox = _sandbox(ctx.settings.sandbox)
     options: dict[str, Any] = dict(stdin=stdin, stdout=stdout, stderr=stderr, cwd=cwd, env=dict(env), start_new_session=True)
     if not sandbox.confines:
-        if sandbox.mode == "require":
-            raise ToolError(ErrorCode.PERMISSION_DENIED, f"{argv[0]} was not started: the operator requires confinement (sandbox = require) and this kernel offers no Landlock")
+        if sandbox.mode != "off":
+            raise ToolError(
+                ErrorCode.PERMISSION_DENIED,
+                f"{argv[0]} was not started: this kernel offers no Landlock to confine it, and the operator did not set sandbox = off",
+            )
         return await anyio.open_process([program, *argv[1:]], **options)
     hidden = await anyio.to_thread.run_sync(masks.protected, protected_roots(ctx))
     pinned: dict[str, tuple[int, int]] = {}
