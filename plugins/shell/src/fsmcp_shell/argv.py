@@ -1,7 +1,7 @@
 """Reading an argument list the way the program will: options, their values, operands.
 
 The parse decides three things: which options a rule refuses, which strings the program may
-open as files (every one is path-checked), and which it never opens (patterns, scripts,
+open as files (every one is path-checked), and which it never opens (patterns, programs,
 separators). Where it cannot be sure it errs towards checking: an argument wrongly taken for a
 file name costs a refusal, one wrongly taken for a pattern could cost an escape.
 """
@@ -34,15 +34,11 @@ class Spec:
     values: frozenset[str] = frozenset()
     """Options that take a value (attached, after ``=``, or as the next argument)."""
     literal: frozenset[str] = frozenset()
-    """Options whose value is never a file name (a pattern, a separator, a format)."""
-    scripts: frozenset[str] = frozenset()
-    """Options whose value is program text, checked by ``script``."""
+    """Options whose value is never a file name (a pattern, a program, a separator, a format)."""
     path_lists: frozenset[str] = frozenset()
     """Options whose value is a ``:``-separated list of file names."""
     pattern_first: frozenset[str] | None = None
     """When set, the first operand is a pattern or program unless one of these options is given."""
-    script: Callable[[str], str | None] | None = None
-    """Why the program text may not run, or None."""
     literal_operands: bool = False
     max_operands: int | None = None
     max_operands_reason: str = ""
@@ -50,8 +46,11 @@ class Spec:
     """Options may follow operands (GNU getopt); False when the first operand ends the options."""
     implies: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """Arguments added in front when an option is given."""
-    sandbox: bool = False
-    """Run with ``--sandbox`` when the program supports it."""
+    sandboxed: str | None = None
+    """The program that runs this command, always as ``PROGRAM --sandbox ARGS...`` (gawk for every
+    awk): what the command's own language can reach (commands, files named in a program) is
+    refused by that program's sandbox, not by a check here. Where it is missing or knows no
+    ``--sandbox``, the command does not run."""
     find_style: bool = False
     """``find``'s expression language instead of getopt."""
     value_checks: Mapping[str, Callable[[str], str | None]] = field(default_factory=dict)
@@ -59,7 +58,7 @@ class Spec:
 
     @property
     def long_names(self) -> set[str]:
-        every = [*self.refuse, *self.values, *self.literal, *self.scripts, *self.path_lists, *self.implies, *(self.pattern_first or ())]
+        every = [*self.refuse, *self.values, *self.literal, *self.path_lists, *self.implies, *(self.pattern_first or ())]
         return {name for name in every if name.startswith("--")}
 
 
@@ -67,7 +66,6 @@ class Spec:
 class Parsed:
     paths: list[str] = field(default_factory=list)
     """Strings the program may open as files: each is checked against the roots."""
-    scripts: list[str] = field(default_factory=list)
     operands: list[str] = field(default_factory=list)
     seen: set[str] = field(default_factory=set)
     added: list[str] = field(default_factory=list)
@@ -79,17 +77,11 @@ def parse(spec: Spec, args: list[str]) -> Parsed:
     parsed = _parse_find(spec, args) if spec.find_style else _parse_getopt(spec, args)
     operands = parsed.operands
     if spec.pattern_first is not None and not (parsed.seen & spec.pattern_first) and operands:
-        parsed.scripts.append(operands[0])
-        operands = operands[1:]
+        operands = operands[1:]  # the pattern or program, never opened
     if spec.max_operands is not None and len(operands) > spec.max_operands:
         raise Refused(operands[spec.max_operands], spec.max_operands_reason)
     if not spec.literal_operands:
         parsed.paths.extend(operands)
-    if spec.script is not None and parsed.scripts:
-        # Several -e pieces form one script, joined by newlines, as the programs themselves do.
-        problem = spec.script("\n".join(parsed.scripts))
-        if problem:
-            raise Refused("\n".join(parsed.scripts), problem)
     for option, extra in spec.implies.items():
         if option in parsed.seen:
             parsed.added.extend(a for a in extra if a not in parsed.added)
@@ -155,9 +147,7 @@ def _short_cluster(spec: Spec, parsed: Parsed, arg: str, args: list[str], i: int
 
 
 def _take(spec: Spec, parsed: Parsed, option: str | None, value: str) -> None:
-    if option in spec.scripts:
-        parsed.scripts.append(value)
-    elif option in spec.literal:
+    if option in spec.literal:
         pass
     elif option in spec.path_lists:
         parsed.paths.extend(value.split(":"))

@@ -19,9 +19,21 @@ def search_path(options: ShellOptions, ctx: ToolContext) -> str:
     Relative entries (``.``, empty) would mean the working directory, and an entry inside an
     allowed root is a directory the model can write a program into: both are left out.
     """
-    raw = options.path if options.path is not None else os.environ.get("PATH", os.defpath)
+    raw = operator_path(options)
     kept = [entry for entry in raw.split(os.pathsep) if entry and os.path.isabs(entry) and not _writable_by_clients(entry, ctx)]
     return os.pathsep.join(dict.fromkeys(kept))
+
+
+def operator_path(options: ShellOptions) -> str:
+    """PATH as the operator gives it (``path``, else the server's own)."""
+    return options.path if options.path is not None else os.environ.get("PATH", os.defpath)
+
+
+def not_installed(name: str, path: str) -> str | None:
+    """Why ``name`` cannot be found on ``path`` (said on start-up and in refusals), or None."""
+    if shutil.which(name, path=path) is None:
+        return f"{name} is not installed (it is not on the server's PATH: {path or 'empty'})"
+    return None
 
 
 def locate(command: str, path: str, ctx: ToolContext) -> str:

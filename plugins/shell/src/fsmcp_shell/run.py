@@ -17,13 +17,14 @@ from fsmcp import Access, ErrorCode, ResolvedPath, ToolContext, ToolError, ToolR
 from .argv import Refused, parse
 from .models import RunCommandInput, RunShellInput
 from .options import ShellOptions
-from .place import check_paths, environment, locate, search_path, working_directory
+from .place import check_paths, environment, locate, not_installed, search_path, working_directory
 from .process import execute
 from .report import report
 from .specs import SPECS, UNKNOWN
 
 SHELL = "/bin/sh"
 _sandbox_support: dict[str, bool] = {}
+_PROBE_SECONDS = 30
 
 
 async def run_command(args: RunCommandInput, ctx: ToolContext) -> ToolResult:
@@ -45,10 +46,14 @@ async def run_command(args: RunCommandInput, ctx: ToolContext) -> ToolResult:
     check_paths(parsed.paths, cwd, Access.READ if read_only else Access.WRITE, ctx, command)
     timeout = _timeout(args.timeout, options)
     path = search_path(options, ctx)
-    program = locate(command, path, ctx)
     env = environment(options, path)
-    sandbox = ["--sandbox"] if spec.sandbox and await _has_sandbox(ctx, program, env) else []
-    argv = [command, *sandbox, *parsed.added, *args.args]
+    if spec.sandboxed:
+        # --sandbox first: GNU sed compiles each -e as it meets it, so one before the flag escapes it.
+        program = await _sandboxed(command, spec.sandboxed, path, env, options, ctx)
+        argv = [spec.sandboxed, "--sandbox", *parsed.added, *args.args]
+    else:
+        program = locate(command, path, ctx)
+        argv = [command, *parsed.added, *args.args]
     done = await execute(
         ctx, argv, program=program, writes=not read_only, network=options.allow_network, cwd=str(cwd.path), env=env, timeout=timeout, grace=options.kill_grace, cap=args.max_output_bytes,
         tick=_progress(ctx, command, timeout),
@@ -116,13 +121,30 @@ def _progress(ctx: ToolContext, what: str, timeout: float) -> Callable[[float], 
     return tick
 
 
+async def _sandboxed(command: str, name: str, path: str, env: dict[str, str], options: ShellOptions, ctx: ToolContext) -> str:
+    """The file of ``name``, which runs ``command`` with ``--sandbox``; else the command is refused."""
+    why = not_installed(name, path)
+    if why is None:
+        program = locate(name, path, ctx)
+        if await _has_sandbox(ctx, program, env):
+            return program
+        why = f"{program} does not accept --sandbox"
+    others = sorted(c for c in options.allow if c not in SPECS or not SPECS[c].sandboxed)
+    raise ToolError(
+        ErrorCode.COMMAND_NOT_ALLOWED,
+        f"{command} runs only as {name} --sandbox, and {why}; nothing was run. Commands that run here: {', '.join(others) or '(none)'}",
+    )
+
+
 async def _has_sandbox(ctx: ToolContext, program: str, env: dict[str, str]) -> bool:
-    """Whether ``program --sandbox`` is understood (GNU sed, gawk: no file writes, reads or commands
-    from the script), a second wall behind this plugin's own script checks."""
+    """Whether ``program --sandbox`` is understood (GNU sed 4.3 and later, gawk; not mawk, busybox, BSD sed).
+
+    Only a finished answer is kept: a probe cut short by a slow machine is asked again next time.
+    """
     if program not in _sandbox_support:
         cwd = str(ctx.fs.roots.workspace)
         try:
-            with anyio.fail_after(5):
+            with anyio.fail_after(_PROBE_SECONDS):
                 probe = await start_program(
                     ctx, [program, "--sandbox", "--version"], executable=program, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
                 )
@@ -130,7 +152,12 @@ async def _has_sandbox(ctx: ToolContext, program: str, env: dict[str, str]) -> b
                     await probe.wait()
                 finally:
                     await probe.aclose()
-            _sandbox_support[program] = probe.returncode == 0
-        except (OSError, TimeoutError):
+        except TimeoutError:
+            raise ToolError(
+                ErrorCode.TIMEOUT, f"{program} --sandbox --version did not finish within {_PROBE_SECONDS} s, so whether it sandboxes is not known; nothing was run, try again"
+            ) from None
+        except OSError:
             _sandbox_support[program] = False
+        else:
+            _sandbox_support[program] = probe.returncode == 0
     return _sandbox_support[program]

@@ -7,7 +7,6 @@ then treat every argument, and every tail of a short-option cluster, as a possib
 from __future__ import annotations
 
 from .argv import Spec
-from .scripts import awk_problem, sed_problem
 
 
 def _set(*names: str) -> frozenset[str]:
@@ -28,42 +27,35 @@ _GREP = Spec(
     pattern_first=_set("-e", "--regexp", "-f", "--file"),
 )
 
-_SED_SCRIPT = "give the script inline (the first argument, or -e)"
 _SED = Spec(
     refuse={
         "-i": "edits files in place; run_command only reads (use edit_file or write_file)",
         "--in-place": "edits files in place; run_command only reads (use edit_file or write_file)",
         "--follow-symlinks": "only serves -i, which is refused",
-        "-f": f"a script file's commands cannot be checked; {_SED_SCRIPT}",
-        "--file": f"a script file's commands cannot be checked; {_SED_SCRIPT}",
     },
-    values=_set("-e", "--expression", "-l", "--line-length"),
-    scripts=_set("-e", "--expression"),
-    pattern_first=_set("-e", "--expression"),
-    script=sed_problem,
-    sandbox=True,
+    values=_set("-e", "--expression", "-f", "--file", "-l", "--line-length"),
+    literal=_set("-e", "--expression", "-l", "--line-length"),
+    pattern_first=_set("-e", "--expression", "-f", "--file"),
+    # sed --sandbox refuses e, r, R, w, W and the s command's e and w flags, in -e and -f scripts alike.
+    sandboxed="sed",
 )
 
-_AWK_PROGRAM = "a program file's code cannot be checked; give the program inline"
+_WRITES = "writes a file (gawk's sandbox does not cover its own options)"
 _AWK = Spec(
     refuse={
-        "-f": _AWK_PROGRAM, "--file": _AWK_PROGRAM, "-E": _AWK_PROGRAM, "--exec": _AWK_PROGRAM,
-        "-i": "includes awk source from a file, which cannot be checked", "--include": "includes awk source from a file, which cannot be checked",
-        "-l": "loads a compiled extension (code)", "--load": "loads a compiled extension (code)",
-        "-W": "implementation options (mawk -W exec runs a program file)",
-        "-d": "writes a variable dump file", "--dump-variables": "writes a variable dump file",
-        "-o": "writes a pretty-printed program file", "--pretty-print": "writes a pretty-printed program file",
-        "-p": "writes a profile file", "--profile": "writes a profile file",
+        "-W": "implementation options (-W dump-variables=file writes a file)",
+        "-d": _WRITES, "--dump-variables": _WRITES, "-o": _WRITES, "--pretty-print": _WRITES, "-p": _WRITES, "--profile": _WRITES,
         "-D": "starts gawk's debugger, which runs commands", "--debug": "starts gawk's debugger, which runs commands",
     },
-    values=_set("-F", "--field-separator", "-v", "--assign", "-e", "--source"),
-    literal=_set("-F", "--field-separator", "-v", "--assign"),
-    scripts=_set("-e", "--source"),
-    pattern_first=_set("-e", "--source"),
-    script=awk_problem,
+    values=_set("-F", "--field-separator", "-v", "--assign", "-e", "--source", "-f", "--file", "-E", "--exec", "-i", "--include",
+                "-l", "--load"),
+    literal=_set("-F", "--field-separator", "-v", "--assign", "-e", "--source", "-l", "--load"),
+    pattern_first=_set("-e", "--source", "-f", "--file", "-E", "--exec"),
     # awk takes everything after the program as operands (files or var=value): `-F x` there is a file.
     permutes=False,
-    sandbox=True,
+    # gawk --sandbox refuses system(), pipes, coprocesses, print > file, getline < file, extensions
+    # (@load, -l) and files added to ARGV, in the program and in -f, -E and -i files alike.
+    sandboxed="gawk",
 )
 
 _RG = Spec(

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
 from fsmcp import DESTRUCTIVE, READ_ONLY, Tool
 
 from .models import RunCommandInput, RunShellInput
 from .options import ShellOptions
+from .place import not_installed, operator_path
+from .specs import SPECS
 
 if TYPE_CHECKING:
     from fsmcp.config import Settings
@@ -18,12 +21,13 @@ _OUTPUT = "A non-zero exit code is a result, not an error."
 def tools_for(settings: Settings) -> list[Tool]:
     options = ShellOptions.load(settings.options("shell"))  # a wrong section stops the start (exit 2)
     only_reads = settings.read_only or options.all_read_only
+    missing = _without_sandbox(options)
     tools = [
         Tool(
             name="run_command",
             title="Run an allowed command",
             description="Run an allowed program without a shell. "
-            f"Allowed: {', '.join(sorted(options.allow))}. "
+            f"Allowed: {', '.join(sorted(set(options.allow) - missing)) or '(none)'}. "
             "Refused before running: file arguments outside the allowed directories (ACCESS_DENIED); options that write "
             "files, run programs or follow links out (COMMAND_NOT_ALLOWED). "
             f"timeout at most {options.max_timeout:g}. " + _OUTPUT,
@@ -47,3 +51,23 @@ def tools_for(settings: Settings) -> list[Tool]:
             )
         )
     return tools
+
+
+def _without_sandbox(options: ShellOptions) -> set[str]:
+    """The allowed commands whose sandboxing program is not installed, each said once on stderr.
+
+    Whether an installed one accepts --sandbox is asked at the first call (it takes starting it).
+    """
+    missing: dict[str, list[str]] = {}
+    path = operator_path(options)
+    for command in sorted(options.allow):
+        name = SPECS[command].sandboxed if command in SPECS else None
+        if name and not_installed(name, path):
+            missing.setdefault(name, []).append(command)
+    for name, commands in missing.items():
+        they = "they run" if len(commands) > 1 else "it runs"
+        logging.getLogger(__name__).warning(
+            f"{', '.join(commands)} {'are' if len(commands) > 1 else 'is'} not offered: {they} only as {name} --sandbox, "
+            f"and {not_installed(name, path)}; install {name} to offer {'them' if len(commands) > 1 else 'it'}"
+        )
+    return {command for commands in missing.values() for command in commands}
