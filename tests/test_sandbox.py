@@ -85,10 +85,11 @@ def test_require_withholds_the_tools_that_start_programs(tmp_path):
     assert f"sandbox = require, and this kernel offers no Landlock, so {STARTING} (which start programs) are not offered" in done.stderr
 
 
-def test_require_says_so_in_the_plugin_list(tmp_path):
-    done = _without_landlock("plugins", "--sandbox", "require", str(tmp_path))
-    assert f"fsmcp: {WITHHELD.format(mode='require')}\n" in done.stderr, done.stderr
-    assert "run_command (disabled)" in done.stdout
+@pytest.mark.parametrize("mode", ["require", "auto"])
+def test_the_plugin_list_says_so(tmp_path, mode):
+    done = _without_landlock("plugins", "--sandbox", mode, str(tmp_path))
+    assert f"fsmcp: {WITHHELD.format(mode=mode)}\n" in done.stderr, done.stderr
+    assert "run_command (disabled)" in done.stdout and "grep_files (disabled)" in done.stdout, done.stdout
 
 
 def test_auto_withholds_them_too(tmp_path):
