@@ -89,7 +89,15 @@ def test_require_withholds_the_tools_that_start_programs(tmp_path):
 def test_the_plugin_list_says_so(tmp_path, mode):
     done = _without_landlock("plugins", "--sandbox", mode, str(tmp_path))
     assert f"fsmcp: {WITHHELD.format(mode=mode)}\n" in done.stderr, done.stderr
+    assert "fsmcp: protected files: no program is started, so none reads them\n" in done.stderr, done.stderr
     assert "run_command (disabled)" in done.stdout and "grep_files (disabled)" in done.stdout, done.stdout
+
+
+def test_with_off_the_plugin_list_says_programs_are_not_confined(tmp_path):
+    done = _without_landlock("plugins", "--sandbox", "off", str(tmp_path))
+    assert "fsmcp: programs NOT confined (sandbox = off)\n" in done.stderr, done.stderr
+    assert "fsmcp: protected files NOT hidden from programs: only their arguments are checked\n" in done.stderr, done.stderr
+    assert "run_command (disabled)" not in done.stdout and "run_command" in done.stdout, done.stdout
 
 
 def test_auto_withholds_them_too(tmp_path):

@@ -118,6 +118,8 @@ class Sandbox:
 
     def hiding(self) -> str:
         """How protected files are kept from programs, for ``fsmcp plugins``."""
+        if self.mode != "off" and not self.confines:
+            return "protected files: no program is started, so none reads them"
         if not self.confines:
             return "protected files NOT hidden from programs: only their arguments are checked"
         if masks.can_mount():
