@@ -10,6 +10,7 @@ label, where GNU sed reads a command.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -40,7 +41,7 @@ def awk_attack(outside: Path) -> str:
 
 def sed_attacks(outside: Path) -> list[str]:
     return [
-        ":x e /usr/bin/id", ":x r " + f"{outside}/secret.txt", f":x w {outside}/new.txt", "v 4.2 e /usr/bin/id",
+        ":x e /usr/bin/id", f":x r {outside}/secret.txt", f":x w {outside}/new.txt", "v 4.2 e /usr/bin/id",
         "e /usr/bin/id", "1s/.*/id/e", f"r {outside}/secret.txt", f"R {outside}/secret.txt", f"w {outside}/new.txt",
         f"W {outside}/new.txt", f"s/a/b/w {outside}/new.txt",
     ]
@@ -48,9 +49,9 @@ def sed_attacks(outside: Path) -> list[str]:
 
 def config(tmp_path: Path, allow: list[str], path: str | None = None) -> Path:
     file = tmp_path / "fsmcp.toml"
-    lines = ["[plugins.shell]", f"allow = {allow!r}".replace("'", '"')]
+    lines = ["[plugins.shell]", f"allow = {json.dumps(allow)}"]
     if path is not None:
-        lines.append(f'path = "{path}"')
+        lines.append(f"path = {json.dumps(path)}")
     file.write_text("\n".join(lines) + "\n")
     return file
 
