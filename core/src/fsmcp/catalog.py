@@ -9,7 +9,7 @@ version, and when it was written); every ``.pth`` file and each source file unde
 directories they add (an editable install changes without a new version); the settings; the
 environment; the working directory; the roots as resolved; the kernel and its boot. Anything of these that
 changes names another file, so a definition is never served stale. Only a start that met no
-problem is kept (no plugin failed, no tool withheld), so a hit has nothing to warn about.
+problem is kept (no plugin failed or warned, no tool withheld), so a hit has nothing to warn about.
 
 The files live under ``$XDG_CACHE_HOME/fsmcp/tools`` (else ``~/.cache/fsmcp/tools``) and are
 neither read nor written when that directory is inside a root.

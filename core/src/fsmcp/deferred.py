@@ -44,6 +44,9 @@ class DeferredHost:
                 # Nothing the key covers changed, yet the tools did: serve the truth, keep nothing.
                 log.warning("the installed plugins offer other tools than when this configuration last started; tools/list changed")
                 catalog.forget(self._where)
+            elif not self._host.clean():
+                # It warned only now (a program a plugin needs went missing): the next start says it at once.
+                catalog.forget(self._where)
         return self._host
 
     async def call(self, name: str, arguments: dict[str, Any] | None, **kwargs: Any) -> dict[str, Any]:

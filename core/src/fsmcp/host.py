@@ -48,6 +48,15 @@ class HostError(Exception):
     """The server cannot start as configured; the message says what to change."""
 
 
+class _Warnings(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.seen = False
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.seen = True
+
+
 class Host:
     """Plugins, settings, roots and tools, put together once at start-up."""
 
@@ -74,6 +83,8 @@ class Host:
         self._protected: dict[str, ProtectedNames] = {}
         """Calls whose tool is still running, including abandoned workers of cancelled calls."""
         self._listing: list[dict[str, Any]] | None = None
+        self.warned = False
+        """A plugin logged a warning while the host started."""
         self._probe()
 
     @classmethod
@@ -93,8 +104,16 @@ class Host:
                 raise HostError(str(exc)) from None
             for warning in warnings:
                 log.warning(warning)
-        pm, plugins = load_plugins(settings, extra=extra_plugins, entry_points=entry_points)
-        host = cls(settings, pm, plugins, roots)
+        # A plugin that warns while it loads or registers (a program it needs is missing) makes
+        # the start one not to keep for the next (catalog.py), which would start without saying it.
+        said = _Warnings()
+        logging.getLogger().addHandler(said)
+        try:
+            pm, plugins = load_plugins(settings, extra=extra_plugins, entry_points=entry_points)
+            host = cls(settings, pm, plugins, roots)
+        finally:
+            logging.getLogger().removeHandler(said)
+        host.warned = said.seen
         host._check_names()
         if host.sandbox_notice:
             log.warning(host.sandbox_notice)
@@ -142,7 +161,7 @@ class Host:
 
     def clean(self) -> bool:
         """Whether the start met nothing worth a warning: only such a start is kept for the next."""
-        return bool(self.tools) and not self.sandbox_notice and all(info.status != "failed" for info in self.plugins)
+        return bool(self.tools) and not self.sandbox_notice and not self.warned and all(info.status != "failed" for info in self.plugins)
 
     def instructions(self) -> str:
         """What the server tells a client when it connects."""

@@ -197,3 +197,43 @@ async def test_include_of_a_protected_file_shows_nothing_only_under_landlock(roo
     text = text_of(await call({"command": "awk", "args": ['@include ".env"']}, sandbox=sandbox))
     print(text)
     assert ("hunter2" in text) is shown, text
+
+
+def test_every_start_says_it_not_only_the_first(tmp_path, no_gawk):
+    """A start with a warning is not kept for the next (catalog.py): the next says it again."""
+    root = tmp_path / "root"
+    root.mkdir()
+    conf = config(tmp_path, ["awk", "cat"], path=str(no_gawk))
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    for start in (1, 2):
+        done = subprocess.run(
+            [sys.executable, "-m", "fsmcp", "serve", "--config", str(conf), "--enable", "shell", str(root)],
+            capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120, env=env,
+        )
+        print(start, done.stderr)
+        assert "awk is not offered: it runs only as gawk --sandbox" in done.stderr, f"start {start}: {done.stderr}"
+
+
+async def test_a_kept_start_whose_gawk_went_missing_says_so_from_the_next_start(tmp_path, no_gawk):
+    """The tool-list cache does not know what is installed outside Python: the first call finds
+    gawk gone, warns, and drops the kept start, so the next start says it at start-up."""
+    root = tmp_path / "root"
+    root.mkdir()
+    (no_gawk / "gawk").symlink_to(shutil.which("gawk"))
+    conf = config(tmp_path, ["awk", "cat"], path=str(no_gawk))
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+
+    def start() -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "fsmcp", "serve", "--config", str(conf), "--enable", "shell", str(root)],
+            capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120, env={**os.environ, **env},
+        )
+        return done.stderr
+
+    assert "not offered" not in start()  # kept
+    (no_gawk / "gawk").unlink()
+    async with serve_stdio(str(root), "--config", str(conf), "--enable", "shell", env=env) as client:
+        result = await client.call_tool("run_command", {"command": "awk", "args": ["{ print }"]})
+    assert "awk runs only as gawk --sandbox, and gawk is not installed" in text_of(result), text_of(result)
+    said = start()
+    assert "awk is not offered: it runs only as gawk --sandbox" in said, said
