@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from .order import ORDER
 from .roots import ResolvedPath
 
 
@@ -34,8 +35,14 @@ class Change:
         self._lock = threading.RLock()
 
     def before(self, paths: Iterable[ResolvedPath]) -> None:
-        """Announce paths about to change; each reaches ``fsmcp_before_change`` once per call."""
+        """Announce paths about to change; each reaches ``fsmcp_before_change`` once per call.
+
+        Every change first waits for the programs running to end (:mod:`fsmcp.order`)."""
+        paths = list(paths)
+        if not paths:
+            return
         with self._lock:
+            ORDER.change(self)  # held until the call ends: the host's _finish lets it go
             new = []
             for p in paths:
                 if p.path not in self._seen:

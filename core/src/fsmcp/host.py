@@ -23,6 +23,7 @@ from .consent import Consent
 from .context import ProgressSender, ToolContext
 from .errors import ErrorCode, ToolError
 from .names import shown
+from .order import ORDER
 from .fs import FileSystem, os_error
 from .invalid import describe_invalid
 from .hotcalls import HotHook
@@ -335,6 +336,7 @@ class Host:
                             await WORKERS.run(self._finish, ctx.change, True)
                     raise
                 finally:
+                    ORDER.ended(ctx)
                     ctx.done(token)
                     self.in_flight.discard(ctx)
                 if own and ctx.change.paths:
@@ -457,6 +459,8 @@ class Host:
         except Exception:
             log.exception("a change hook failed after %s", change.tool)
             return []
+        finally:
+            ORDER.changed(change)
         return [note for note in notes if note]
 
     def _expect(self, args: Any) -> None:

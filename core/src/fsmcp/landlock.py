@@ -111,10 +111,12 @@ class Ruleset:
     """Absolute paths (files, or directories and all beneath) that no grant may reach.
 
     A grant on a directory above one is split: the directory and each directory between it and
-    the hidden path get their rights less reading and running files, every other entry beside
-    them the full rights. Rules hold on inodes, so a program can neither read a hidden file nor
-    one it creates in such a directory (it may create and write it: the write rights stay); a
-    hidden file can be overwritten or replaced, not read.
+    the hidden path get their rights less reading and running files and removing or renaming
+    entries, every other entry beside them the full rights. Rules hold on inodes, so a program
+    can neither read a hidden file nor one it creates in such a directory (it may create and
+    write it: the other write rights stay); a hidden file can be overwritten, not read, and it
+    keeps its name (a rename would give the server's own tools a plain name to read it by; a
+    hard link is refused by the launcher's filter, ``launch.forbid_links``).
     """
     pinned: Mapping[str, tuple[int, int]] = field(default_factory=dict)
     """Files (absolute path → device, inode) the program may read only as that very file: the grants
@@ -191,7 +193,9 @@ class Ruleset:
 def _around(directory: str, rights: int, hidden: set[str], above: set[str], rules: dict[str, int]) -> None:
     if directory in hidden:
         return
-    rules[directory] = rules.get(directory, 0) | (rights & ~(READ_FILE | EXECUTE))
+    # Nothing of this directory can be read, run, removed or renamed: a hidden file (or the
+    # directory leading to one, whose path a glob may protect) keeps its name.
+    rules[directory] = rules.get(directory, 0) | (rights & ~(READ_FILE | EXECUTE | REMOVE_FILE | REMOVE_DIR))
     try:
         with os.scandir(directory) as entries:
             children = [(e.path, e.is_symlink()) for e in entries]

@@ -1,4 +1,4 @@
-"""The launcher every confined program starts through: ``python -I -S launch.py RULESET MASKS PROGRAM ARGV0 ARGS...``.
+"""The launcher every confined program starts through: ``python -I -S launch.py RULESET MASKS STATUS PROGRAM ARGV0 ARGS...``.
 
 It runs as a fresh, single-threaded interpreter, so what it does between the server's
 ``fork`` and the program's ``exec`` is plain code, not a ``preexec_fn`` in a copy of a threaded
@@ -9,15 +9,17 @@ Landlock requires of an unprivileged caller, and which keeps set-user-ID program
 regaining what the ruleset takes away) and ``landlock_restrict_self``. Then ``exec``: the
 program starts already inside the ruleset, as do all its children.
 
-``MASKS`` is ``-``, or a descriptor to read the protected paths from (NUL-separated, absolute;
-a directory's ends with ``/``). Then, before the ruleset, the launcher enters a user and mount
+``MASKS`` is ``-``, ``no-links`` (the ruleset hides the protected files: :func:`forbid_links`),
+or a descriptor to read the protected paths from (NUL-separated, absolute; a directory's ends
+with ``/``), each checked again here to be what was listed. Then, before the ruleset, the launcher enters a user and mount
 namespace of its own (``unshare`` is refused to a threaded process: this one is not) and mounts
 an empty read-only file (or directory) over each: the program, and everything it starts, reads
 nothing there, cannot write there, and cannot remove, rename or link what is mounted
 (EBUSY, EXDEV). The ruleset denies the program ``mount`` and ``umount``, so it cannot lift
 them. The user namespace maps every user and group the launcher knows to itself, so file
 ownership and permissions read as before. ``launch.py --probe`` does the same on nothing and
-says by its status whether this system allows it.
+says by its status whether this system allows it. ``STATUS`` is ``-`` or a pipe's descriptor:
+why the program was not started is written there, and the ``exec`` closes it unwritten.
 
 Standard library only, and nothing imported that is not needed: this file is run by path with
 ``-S``, and every millisecond here is added to every program the server starts.
@@ -25,6 +27,7 @@ Standard library only, and nothing imported that is not needed: this file is run
 
 import ctypes
 import os
+import stat
 import sys
 
 SYS_LANDLOCK_CREATE_RULESET = 444
@@ -37,6 +40,11 @@ CLONE_NEWNS, CLONE_NEWUSER = 0x00020000, 0x10000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 8, 32, 4096, 16384, 1 << 18
 FSCONFIG_SET_STRING, FSCONFIG_CMD_CREATE = 1, 6
 OPEN_TREE_CLONE, MOVE_MOUNT_F_EMPTY_PATH, AT_FDCWD = 1, 0x4, -100
+PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
+NO_LINKS = "no-links"
+"""``MASKS`` when the protected files are hidden by Landlock alone: no hard links (see :func:`forbid_links`)."""
+LINK_CALLS = {"x86_64": (0xC000003E, (86, 265, 425)), "aarch64": (0xC00000B7, (37, 425))}
+"""Per machine: its audit architecture, and link, linkat and io_uring_setup (aarch64 has no link)."""
 CANNOT_CONFINE = 126
 """Exit status when the program was not started because it could not be confined."""
 
@@ -54,6 +62,35 @@ def confine(fd: int) -> None:
     _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(PR_SET_NO_NEW_PRIVS)")
     _check(_libc.syscall(SYS_LANDLOCK_RESTRICT_SELF, fd, 0), "landlock_restrict_self")
     os.close(fd)
+
+
+def forbid_links() -> None:
+    """From here on ``link`` and ``linkat`` fail with EPERM, in this process and all it starts.
+
+    Where the protected files are hidden by Landlock alone, the ruleset keeps a program from
+    reading one, but a hard link needs only the right to make a file in the directory: linked
+    to a plain name, a secret would be read by the server's own tools. ``io_uring`` is refused
+    too (its operations, links among them, pass no system call a filter sees), and so is every
+    call of another architecture's table (a 32-bit or x32 call would be a different number).
+    Needs ``no_new_privs`` (set by :func:`confine`).
+    """
+    arch, calls = LINK_CALLS[os.uname().machine]
+    checks = [(0x35, 0x40000000)] if arch == 0xC000003E else []  # x32 calls: numbers from bit 30 up
+    checks += [(0x15, number) for number in calls]  # jge / jeq, against the call's number
+    deny = 3 + len(checks) + 1
+    code = [(0x20, 0, 0, 4), (0x15, 0, deny - 2, arch), (0x20, 0, 0, 0)]  # load arch, check it, load the number
+    code += [(op, deny - 3 - i - 1, 0, k) for i, (op, k) in enumerate(checks)]
+    code += [(0x06, 0, 0, 0x7FFF0000), (0x06, 0, 0, 0x00050000 | 1)]  # allow; EPERM
+
+    class Instruction(ctypes.Structure):
+        _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]
+
+    class Program(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(Instruction))]
+
+    instructions = (Instruction * len(code))(*(Instruction(*i) for i in code))
+    program = Program(len(code), instructions)
+    _check(_libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(program), 0, 0), "seccomp (no hard links)")
 
 
 def _write(path: str, text: str) -> None:
@@ -138,6 +175,16 @@ def mask(tree: int, path: str) -> None:
     _check(_libc.mount(None, target, None, ctypes.c_ulong(flags), None), f"remount read-only {path}")
 
 
+def as_listed(path: str) -> None:
+    """Raise unless ``path`` is still what the server listed: a directory for a path ending in
+    ``/``, else a file (not a link). A path that vanished may live on under another name, and
+    one that changed type would not take its mask: either way the program is not started."""
+    mode = os.lstat(path.rstrip("/") or "/").st_mode  # FileNotFoundError when it vanished
+    now = "a link" if stat.S_ISLNK(mode) else "a directory" if stat.S_ISDIR(mode) else "a file"
+    if now != ("a directory" if path.endswith("/") else "a file"):
+        raise OSError(0, f"listed as {'a directory' if path.endswith('/') else 'a file'}, it is {now} now", path)
+
+
 def hide(fd: int) -> None:
     with os.fdopen(fd, "rb") as f:
         paths = [os.fsdecode(p) for p in f.read().split(b"\0") if p]
@@ -147,10 +194,8 @@ def hide(fd: int) -> None:
     tree = empty_tree()
     try:
         for path in paths:
-            try:
-                mask(tree, path)
-            except FileNotFoundError:
-                pass  # removed since the server listed it: nothing left to hide
+            as_listed(path)
+            mask(tree, path)
     finally:
         os.close(tree)
     # The working directory was entered before the masks: enter it again through them.
@@ -170,14 +215,23 @@ def probe() -> int:
 def main(argv: list[str]) -> int:
     if argv[1:] == ["--probe"]:
         return probe()
-    ruleset, masks, program, args = argv[1], argv[2], argv[3], argv[4:]
+    ruleset, masks, status, program, args = argv[1], argv[2], argv[3], argv[4], argv[5:]
+    if status != "-":
+        os.set_inheritable(int(status), False)  # closed by the exec: the server reads the end of it
     try:
-        if masks != "-":
+        if masks not in ("-", NO_LINKS):
             hide(int(masks))
         if ruleset != "-":
             confine(int(ruleset))
-    except OSError as exc:
-        print(f"fsmcp: {program} was not started: it could not be confined ({exc.filename}: {exc.strerror})", file=sys.stderr)
+        if masks == NO_LINKS:
+            forbid_links()
+    except (OSError, KeyError) as exc:  # KeyError: a machine whose call numbers are not known here
+        if isinstance(exc, KeyError):
+            exc = OSError(0, "hard links cannot be refused on this machine", os.uname().machine)
+        why = f"it could not be confined ({exc.filename}: {exc.strerror})"
+        if status != "-":
+            os.write(int(status), why.encode())
+        print(f"fsmcp: {program} was not started: {why}", file=sys.stderr)
         return CANNOT_CONFINE
     try:
         os.execv(program, args)

@@ -17,9 +17,11 @@ from __future__ import annotations
 import functools
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 import anyio
@@ -27,6 +29,8 @@ import anyio.abc
 
 from . import consent, masks
 from .errors import ErrorCode, ToolError
+from .journal import journal_dir
+from .order import ORDER
 
 if TYPE_CHECKING:
     from . import landlock
@@ -126,7 +130,7 @@ class Sandbox:
             return "protected files hidden from programs by read-only empty mounts over them (a user namespace each)"
         return (
             "protected files hidden from programs by Landlock alone (this system allows no user namespace): "
-            "a program cannot read back a file it creates in a directory holding one"
+            "a program cannot read back a file it creates in a directory holding one, nor remove or rename there, nor make hard links"
         )
 
     def gate(self, tools: dict[str, Tool]) -> tuple[dict[str, Tool], str | None]:
@@ -183,23 +187,80 @@ async def start_program(
                 f"{argv[0]} was not started: this kernel offers no Landlock to confine it, and the operator did not set sandbox = off",
             )
         return await anyio.open_process([program, *argv[1:]], **options)
+    # From here until the call ends no change of the server's runs: what is listed now stays so.
+    await ORDER.program(ctx, ctx.change)
     hidden = await anyio.to_thread.run_sync(masks.protected, protected_roots(ctx))
     pinned: dict[str, tuple[int, int]] = {}
     if (asked := consent.current()) is not None:
         hidden, pinned = asked.unhidden(hidden)  # what the user let this call read: that file, not its path
+    hidden += _journal(ctx)
     mounts = bool(hidden) and await anyio.to_thread.run_sync(masks.can_mount)
     # A pinned file's neighbours are hidden by the ruleset too, mounts or not: a directory swapped
     # in above the pinned file between this check and the launcher's mounts would bring its own.
     hidden_by_rules = hidden if pinned or not mounts else ()
     fd = ruleset(ctx, sandbox.abi, program, writes=writes, network=network, runs=runs, hidden=hidden_by_rules, pinned=pinned).build()
     listed = masks.listing(hidden) if mounts else None
-    fds = (fd,) if listed is None else (fd, listed)
+    status, told = os.pipe()
+    fds = (fd, told) if listed is None else (fd, told, listed)
     try:
-        launcher = [sys.executable, "-I", "-S", masks.LAUNCHER, str(fd), "-" if listed is None else str(listed)]
-        return await anyio.open_process([*launcher, program, *argv], pass_fds=fds, **options)
+        # Hidden by Landlock alone, a protected file could be linked to a plain name the server reads.
+        from .launch import NO_LINKS
+
+        hide = str(listed) if listed is not None else NO_LINKS if hidden else "-"
+        launcher = [sys.executable, "-I", "-S", masks.LAUNCHER, str(fd), hide, str(told)]
+        process = await anyio.open_process([*launcher, program, *argv], pass_fds=fds, **options)
+    except BaseException:
+        os.close(status)
+        raise
     finally:
         for each in fds:
             os.close(each)
+    try:
+        # The launcher says why it did not start the program, or its exec closes the pipe unsaid.
+        why = await anyio.to_thread.run_sync(_told, status, abandon_on_cancel=True)
+    except BaseException:
+        with anyio.CancelScope(shield=True):
+            _kill(process)
+            await process.aclose()
+        raise
+    if why:
+        with anyio.CancelScope(shield=True):
+            await process.aclose()
+        raise ToolError(
+            ErrorCode.PERMISSION_DENIED,
+            f"{argv[0]} was not started: {why}. Nothing ran; run it again (a protected file that changed while it was being "
+            "hidden is hidden as it is now), and if this persists the operator should look at the server's stderr",
+        )
+    return process
+
+
+def _told(fd: int) -> str:
+    """What the launcher wrote to its status pipe before the pipe closed (nothing, once the program runs)."""
+    try:
+        data = b""
+        while chunk := os.read(fd, 4096):
+            data += chunk
+        return data.decode("utf-8", "replace")
+    finally:
+        os.close(fd)
+
+
+def _kill(process: anyio.abc.Process) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass  # gone already
+
+
+def _journal(ctx: ToolContext) -> list[str]:
+    """The change journal's directory (``/``-terminated), where it lies inside a root the program sees."""
+    directory = journal_dir(ctx.settings.journal)
+    if directory is None:
+        return []
+    real = os.path.realpath(directory)
+    if not os.path.isdir(real) or not any(Path(real).is_relative_to(root.path) for root in ctx.fs.roots.roots):
+        return []  # absent, it cannot be made while the program runs: only the server's changes make it
+    return [real + "/"]
 
 
 def protected_roots(ctx: ToolContext) -> list[tuple[str, ProtectedNames]]:

@@ -1,0 +1,78 @@
+"""The server's own changes and the programs it starts, one after the other.
+
+A program is shown the protected files that exist when it starts: masked by mounts, or left
+out of its Landlock ruleset. Rules and mounts hold on what was there; a directory holding a
+``.env`` that the server moves or copies into view while the program runs would be seen whole.
+So the two never overlap: a change the server is about to make (every primitive announces its
+paths to the call's :class:`~fsmcp.change.Change` first) waits until no program runs, and a
+program starts only once no other call's change is under way (its own call's earlier changes
+are done: they were made one after the other). A program holds its place until its call ends
+(the plugins kill and reap the process group before that), a change until its call ends.
+
+A change waiting here blocks new programs, so a stream of commands cannot keep it waiting for
+ever; it still waits for every program already running, up to their time limits, and gives up
+when its call is cancelled. The order is this process's: two server processes on one tree are
+not ordered with each other.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import anyio
+
+from . import current
+
+WAIT = 0.05
+"""Seconds between two looks: a change waiting in its worker thread looks for its call's
+cancellation, a program waiting on the event loop for the changes to end."""
+
+
+class Order:
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._changes: set[Any] = set()
+        """The calls' changes under way, until their calls end."""
+        self._programs: dict[Any, int] = {}
+        """Programs started, by the call that started them, until that call ends."""
+        self._waiting = 0
+        """Changes waiting for programs to end: no program starts meanwhile."""
+
+    def change(self, change: Any) -> None:
+        """Before ``change`` touches a path: wait (in a worker thread) until no program runs."""
+        with self._cond:
+            if not self._programs:
+                self._changes.add(change)
+                return
+            self._waiting += 1
+            try:
+                while self._programs:
+                    self._cond.wait(WAIT)
+                    current.check_cancelled()
+            finally:
+                self._waiting -= 1
+            self._changes.add(change)
+
+    def changed(self, change: Any) -> None:
+        """``change``'s call has ended."""
+        with self._cond:
+            self._changes.discard(change)
+
+    async def program(self, call: Any, change: Any) -> None:
+        """Before ``call`` starts a program: wait until no change but its own (``change``) is under way."""
+        while True:
+            with self._cond:
+                if not self._waiting and self._changes <= {change}:
+                    self._programs[call] = self._programs.get(call, 0) + 1
+                    return
+            await anyio.sleep(WAIT)
+
+    def ended(self, call: Any) -> None:
+        """``call`` has ended, and with it every program it started."""
+        with self._cond:
+            if self._programs.pop(call, None) is not None:
+                self._cond.notify_all()
+
+
+ORDER = Order()

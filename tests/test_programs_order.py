@@ -1,0 +1,246 @@
+"""Programs see a fixed set of hidden files: nothing the server does while one runs shows it a
+protected file, and where only Landlock confines it, it cannot give one a new name either.
+
+The attacks are a client's: a recursive grep started while the same client moves or copies a
+directory holding a ``.env``, a shell that waits for one to be moved in, a shell that links
+one to a plain name for the server's own ``read_file``. Everything is real: the server over
+stdio with the SDK's client, the programs confined by this kernel, as root, as the
+unprivileged user ``nobody``, and with Landlock alone (no user namespace).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio
+import pytest
+
+from fsmcp import masks
+from fsmcp.testing import serve_stdio, text_of
+
+pytestmark = pytest.mark.anyio
+
+MARKER = "MARKER-5c1e"
+HERE = Path(__file__).parent
+WITHOUT_USERNS = HERE / "without_userns.py"
+AS_NOBODY = HERE / "as_nobody.py"
+NOBODY = 65534
+ROUNDS = 60
+WAYS = {"root": None, "nobody": AS_NOBODY, "landlock-alone": WITHOUT_USERNS}
+
+
+@pytest.fixture
+def place() -> Iterator[Path]:
+    """A directory every user may enter (``tmp_path`` lies under root's own 0700 directory)."""
+    top = Path(tempfile.mkdtemp(prefix="fsmcp-order-", dir="/tmp")).resolve()
+    top.chmod(0o755)
+    try:
+        yield top
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+
+
+def _seed(top: Path, as_nobody: bool) -> Path:
+    root = top / "root"
+    (root / "a").mkdir(parents=True)
+    (root / "a" / ".env").write_text(f"TOKEN={MARKER}-secret\n")
+    (root / "a" / "notes.txt").write_text("plain\n")
+    (root / "open.txt").write_text(f"{MARKER}-public\n")
+    (root / "other").mkdir()
+    (top / "state").mkdir()
+    (top / "fsmcp.toml").write_text('[plugins.shell]\nallow = ["grep", "cat"]\nallow_shell = true\n')
+    if as_nobody:
+        for path in [top / "state", root, *root.rglob("*")]:
+            os.chown(path, NOBODY, NOBODY, follow_symlinks=False)
+    return root
+
+
+def _serve(top: Path, root: Path, under: Path | None):
+    return serve_stdio(
+        str(root), "--config", str(top / "fsmcp.toml"), "--enable", "shell,write,read",
+        env={"XDG_STATE_HOME": str(top / "state")}, under=under,
+    )
+
+
+def _leaked(text: str) -> list[str]:
+    return [line for line in text.splitlines() if MARKER in line and f"{MARKER}-public" not in line]
+
+
+@pytest.mark.parametrize("way", list(WAYS))
+async def test_a_grep_racing_a_move_or_a_copy_never_shows_the_moved_secret(place, way):
+    root = _seed(place, way == "nobody")
+    leaks: list[str] = []
+    async with _serve(place, root, WAYS[way]) as client:
+        who = text_of(await client.call_tool("run_shell", {"command": "id -u"}))
+        assert who.startswith("exit_code: 0") and ("65534" in who) == (way == "nobody"), who
+        for i in range(ROUNDS):
+            copy = i % 2 == 1
+            seen: dict[str, tuple[bool, str]] = {}
+
+            async def grep() -> None:
+                result = await client.call_tool("run_command", {"command": "grep", "args": ["-r", MARKER, "."]})
+                seen["grep"] = (bool(result.is_error), text_of(result))
+
+            async def change() -> None:
+                tool, args = ("copy_file", {"source": "a", "destination": "c"}) if copy else ("move_file", {"source": "a", "destination": "b"})
+                result = await client.call_tool(tool, args)
+                seen["change"] = (bool(result.is_error), text_of(result))
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(grep)
+                tg.start_soon(change)
+            assert not seen["change"][0], seen["change"]
+            error, text = seen["grep"]
+            assert not error and f"{MARKER}-public" in text, text
+            leaks += [f"round {i}: {line}" for line in _leaked(text)]
+            # Put the tree back between rounds, from outside the server (no call is running).
+            if copy:
+                shutil.rmtree(root / "c")
+            else:
+                os.rename(root / "b", root / "a")
+    print(f"{way}: {len(leaks)} leaks in {ROUNDS} rounds", *leaks, sep="\n")
+    assert leaks == []
+
+
+async def test_without_userns_a_secret_moved_in_while_a_shell_waits_stays_unseen(place):
+    root = _seed(place, False)
+    # The shell waits (a bounded number of times) for the directory to arrive, then reads it.
+    script = "i=0; while [ ! -e other/a ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done; cat other/a/.env other/a/notes.txt; echo done"
+    seen: dict[str, tuple[bool, str]] = {}
+    async with _serve(place, root, WITHOUT_USERNS) as client:
+
+        async def shell() -> None:
+            result = await client.call_tool("run_shell", {"command": script})
+            seen["shell"] = (bool(result.is_error), text_of(result))
+
+        async def move() -> None:
+            await anyio.sleep(0.3)  # the shell is started (or the move waits for nothing: the test then shows no leak either way)
+            result = await client.call_tool("move_file", {"source": "a", "destination": "other/a"})
+            seen["move"] = (bool(result.is_error), text_of(result))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(shell)
+            tg.start_soon(move)
+    print(seen)
+    assert not seen["move"][0] and (root / "other" / "a" / ".env").exists()
+    assert "done" in seen["shell"][1]
+    assert _leaked(seen["shell"][1]) == []
+
+
+async def test_without_userns_a_program_cannot_give_a_secret_a_new_name(place):
+    root = _seed(place, False)
+    (root / "a" / "sub").mkdir()
+    script = "cd a; ln .env h1; ln .env sub/h2; ln -s .env h3; mv .env h4; cat h1 sub/h2 h3 h4; ls; echo done"
+    async with _serve(place, root, WITHOUT_USERNS) as client:
+        shell = text_of(await client.call_tool("run_shell", {"command": script}))
+        reads = [text_of(await client.call_tool("read_file", {"path": f"a/{name}"})) for name in ("h1", "sub/h2", "h3", "h4", ".env")]
+    print(shell, *reads, sep="\n---\n")
+    assert "done" in shell
+    assert _leaked(shell) == []
+    assert [line for text in reads for line in _leaked(text)] == []
+    assert (root / "a" / ".env").read_text() == f"TOKEN={MARKER}-secret\n"
+
+
+def test_the_launcher_refuses_a_listed_path_that_vanished_or_changed_type(place):
+    root = _seed(place, False)
+    for listed, why in (([f"{root}/gone/.env"], "No such file or directory"), ([f"{root}/a/"], "listed as a directory, it is a file now")):
+        if listed == [f"{root}/a/"]:
+            shutil.rmtree(root / "a")
+            (root / "a").write_text("a file now\n")
+        fd = masks.listing(listed)
+        try:
+            done = subprocess.run(
+                [sys.executable, "-I", "-S", masks.LAUNCHER, "-", str(fd), "-", "/bin/cat", "cat", str(root / "open.txt")],
+                pass_fds=(fd,), capture_output=True, text=True,
+            )
+        finally:
+            os.close(fd)
+        print(done.returncode, done.stdout, done.stderr)
+        assert done.returncode == 126 and done.stdout == ""
+        assert "was not started" in done.stderr and why in done.stderr
+
+
+@pytest.mark.parametrize("way", ["root", "landlock-alone"])
+async def test_the_journal_inside_a_root_is_hidden_from_programs(place, way):
+    root = _seed(place, False)
+    (root / "kept.txt").write_text(f"{MARKER}-journal old text\n")
+    config = place / "fsmcp.toml"
+    config.write_text(f'journal = "{root}/.state/journal"\n' + config.read_text())
+    async with _serve(place, root, WAYS[way]) as client:
+        await client.call_tool("write_file", {"path": "kept.txt", "content": "new text\n"})
+        assert any(MARKER in p.read_text(errors="replace") for p in (root / ".state").rglob("*") if p.is_file())  # the journal kept it
+        text = text_of(await client.call_tool("run_shell", {"command": "grep -r journal . ; ls -a .state .state/journal; echo done"}))
+    print(text)
+    assert "done" in text and f"{MARKER}-journal" not in text
+
+
+async def test_a_change_waiting_for_a_program_gives_up_when_cancelled(tmp_path):
+    import fsmcp_shell.hooks
+    import fsmcp_write.hooks
+
+    from fsmcp.order import ORDER
+    from fsmcp.testing import connect, host_for
+
+    root = _seed(tmp_path, False)
+    host = host_for([root], [("shell", fsmcp_shell.hooks), ("write", fsmcp_write.hooks)], sandbox="require", plugins={"shell": {"allow_shell": True}})
+    # The shell runs until the test lets it end (at most 20 s).
+    script = "i=0; while [ ! -e stop ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; echo ended"
+    async with connect(host) as client:
+        shell: dict[str, str] = {}
+        scope = anyio.CancelScope()
+
+        async def run() -> None:
+            shell["text"] = text_of(await client.call_tool("run_shell", {"command": script}))
+
+        async def move() -> None:
+            with scope:
+                await client.call_tool("move_file", {"source": "a", "destination": "b"})
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(run)
+            with anyio.fail_after(30):
+                while not host.in_flight:
+                    await anyio.sleep(0.01)
+                tg.start_soon(move)
+                while not ORDER._waiting:  # the move waits for the shell
+                    await anyio.sleep(0.01)
+                scope.cancel()
+                while len(host.in_flight) > 1 or ORDER._waiting:  # its worker gave up
+                    await anyio.sleep(0.01)
+            assert (root / "a" / ".env").exists() and not (root / "b").exists()
+            (root / "stop").write_text("")
+        assert "ended" in shell["text"]
+        # With no program running, a change does not wait.
+        with anyio.fail_after(30):
+            result = await client.call_tool("move_file", {"source": "a", "destination": "b"})
+        assert not result.is_error and (root / "b" / ".env").exists()
+
+
+async def test_a_program_whose_hidden_files_changed_since_their_listing_is_not_started(tmp_path, monkeypatch):
+    import fsmcp_shell.hooks
+
+    from fsmcp.testing import connect, host_for
+
+    root = _seed(tmp_path, False)
+    listed = masks.protected
+
+    def stale(roots, limit=masks.MAX_ENTRIES):  # as if a.env were moved away between the listing and the masks
+        found = listed(roots, limit)
+        os.rename(root / "a", root / "moved")
+        return found
+
+    monkeypatch.setattr(masks, "protected", stale)
+    host = host_for([root], [("shell", fsmcp_shell.hooks)], sandbox="require", plugins={"shell": {"allow_shell": True}})
+    async with connect(host) as client:
+        result = await client.call_tool("run_shell", {"command": "echo ran > ran.txt; grep -r MARKER ."})
+    text = text_of(result)
+    print(text)
+    assert result.is_error and text.startswith("PERMISSION_DENIED: /bin/sh was not started: it could not be confined")
+    assert f"{root}/a/.env: No such file or directory" in text and "Nothing ran" in text
+    assert not (root / "ran.txt").exists()
