@@ -244,3 +244,28 @@ async def test_a_program_whose_hidden_files_changed_since_their_listing_is_not_s
     assert result.is_error and text.startswith("PERMISSION_DENIED: /bin/sh was not started: it could not be confined")
     assert f"{root}/a/.env: No such file or directory" in text and "Nothing ran" in text
     assert not (root / "ran.txt").exists()
+
+
+async def test_a_batch_that_changes_then_runs_programs_is_not_held_by_its_own_change(tmp_path):
+    import fsmcp_batch.hooks
+    import fsmcp_shell.hooks
+    import fsmcp_write.hooks
+
+    from fsmcp.testing import connect, host_for
+
+    root = _seed(tmp_path, False)
+    load = [("batch", fsmcp_batch.hooks), ("shell", fsmcp_shell.hooks), ("write", fsmcp_write.hooks)]
+    host = host_for([root], load, sandbox="require", plugins={"shell": {"allow_shell": True}})
+    operations = [
+        {"tool": "write_file", "arguments": {"path": "x.txt", "content": "written first\n"}},
+        {"tool": "run_command", "arguments": {"command": "cat", "args": ["x.txt"]}},
+        {"tool": "move_file", "arguments": {"source": "a", "destination": "b"}},
+        {"tool": "run_shell", "arguments": {"command": "cat b/.env b/notes.txt"}},
+    ]
+    async with connect(host) as client:
+        with anyio.fail_after(60):  # its own change done, each program starts at once
+            result = await client.call_tool("batch_operations", {"operations": operations})
+    text = text_of(result)
+    print(text)
+    assert not result.is_error and "written first" in text and "plain" in text
+    assert _leaked(text) == [] and (root / "b" / ".env").exists()
