@@ -269,3 +269,51 @@ async def test_a_batch_that_changes_then_runs_programs_is_not_held_by_its_own_ch
     print(text)
     assert not result.is_error and "written first" in text and "plain" in text
     assert _leaked(text) == [] and (root / "b" / ".env").exists()
+
+
+async def test_a_call_starting_a_second_program_is_not_held_by_a_change_waiting_for_its_first(tmp_path):
+    import fsmcp_write.hooks
+
+    from fsmcp import ToolInput, hookimpl, start_program
+    from fsmcp.order import ORDER
+    from fsmcp.testing import connect, host_for
+    from fsmcp.tools import Tool
+
+    root = _seed(tmp_path, False)
+
+    async def run_true(ctx) -> None:
+        process = await start_program(ctx, ["true"], cwd=str(root), env={"PATH": "/usr/bin:/bin"})
+        await process.wait()
+        await process.aclose()
+
+    async def two(args: ToolInput, ctx) -> str:
+        # A probe (as run_command's of sed --sandbox), then, once a change waits for it, the command.
+        await run_true(ctx)
+        while not ORDER._waiting:
+            await anyio.sleep(0.01)
+        await run_true(ctx)
+        return "both ran"
+
+    class Two:
+        @hookimpl
+        def fsmcp_register_tools(self, register):
+            register(Tool("two_programs", "Two programs, one after the other.", ToolInput, two, starts_programs=True))
+
+    host = host_for([root], [("two", Two()), ("write", fsmcp_write.hooks)], sandbox="require")
+    seen: dict[str, str] = {}
+    async with connect(host) as client:
+
+        async def programs() -> None:
+            seen["programs"] = text_of(await client.call_tool("two_programs", {}))
+
+        async def write() -> None:
+            while not ORDER._programs:
+                await anyio.sleep(0.01)
+            seen["write"] = text_of(await client.call_tool("write_file", {"path": "w.txt", "content": "w\n"}))
+
+        with anyio.fail_after(60):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(programs)
+                tg.start_soon(write)
+    print(seen)
+    assert seen["programs"] == "both ran" and (root / "w.txt").read_text() == "w\n"

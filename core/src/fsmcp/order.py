@@ -60,10 +60,13 @@ class Order:
             self._changes.discard(change)
 
     async def program(self, call: Any, change: Any) -> None:
-        """Before ``call`` starts a program: wait until no change but its own (``change``) is under way."""
+        """Before ``call`` starts a program: wait until no change but its own (``change``) is under way.
+
+        A call that started one already (a probe, then the command) holds its place: no other
+        change has begun since, and one waiting for it must not be waited for in turn."""
         while True:
             with self._cond:
-                if not self._waiting and self._changes <= {change}:
+                if call in self._programs or (not self._waiting and self._changes <= {change}):
                     self._programs[call] = self._programs.get(call, 0) + 1
                     return
             await anyio.sleep(WAIT)
