@@ -395,7 +395,7 @@ def test_a_program_reads_the_file_allowed_never_one_swapped_in_at_its_path(tmp_p
         try:
             if swap == "after, before the program runs":
                 _swap(top)
-            command = [sys.executable, "-I", "-S", masks.LAUNCHER, str(fd), "-", "/bin/cat", "cat", path]
+            command = [sys.executable, "-I", "-S", masks.LAUNCHER, str(fd), "-", "-", "/bin/cat", "cat", path]
             done = subprocess.run(command, pass_fds=(fd,), capture_output=True, text=True, timeout=60)
         finally:
             os.close(fd)
