@@ -69,8 +69,9 @@ def test_another_setting_is_another_list_never_the_kept_one(root, tmp_path):
 
 def test_no_cache_inside_a_root(root):
     cache = root / ".cache"
-    first, _ = start(root, cache)
-    second, _ = start(root, cache)
+    journal = ("--journal", str(root.parent / "journal"))  # not beside the cache: a root holding it stops the start
+    first, _ = start(root, cache, *journal)
+    second, _ = start(root, cache, *journal)
     assert first[1]["result"] == second[1]["result"]
     assert not (root / ".cache").exists()
 

@@ -178,7 +178,7 @@ def _serve(host: Host) -> int:
 
 def _serve_stdio(settings: Settings) -> int:
     """Serve stdio; a configuration that started cleanly before answers from the cache (catalog.py)."""
-    from . import catalog
+    from . import catalog, journal_place
     from .roots import RootSet
 
     try:
@@ -187,6 +187,11 @@ def _serve_stdio(settings: Settings) -> int:
         return _error(exc)
     for warning in warnings:
         logging.getLogger("fsmcp").warning(warning)
+    try:
+        # Before the cached catalog can answer for the host: the journal is checked at every start.
+        journal_place.prepare(settings, (r.path for r in roots.operator))
+    except ValueError as exc:
+        return _error(exc)
     where = catalog.location(settings, roots)
     entry = catalog.load(where)
     if entry is None:

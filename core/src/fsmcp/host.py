@@ -13,7 +13,7 @@ import anyio
 from pydantic import BaseModel, ValidationError
 from pydantic.alias_generators import to_camel
 
-from . import consent, current
+from . import consent, current, journal_place
 from .change import Change
 from .current import OffLoop
 from .audit import AuditLog
@@ -105,6 +105,10 @@ class Host:
                 raise HostError(str(exc)) from None
             for warning in warnings:
                 log.warning(warning)
+        try:
+            journal_place.prepare(settings, (r.path for r in roots.operator))
+        except ValueError as exc:
+            raise HostError(str(exc)) from None
         # A plugin that warns while it loads or registers (a program it needs is missing) makes
         # the start one not to keep for the next (catalog.py), which would start without saying it.
         said = _Warnings()

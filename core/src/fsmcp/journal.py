@@ -17,6 +17,7 @@ import json
 import logging
 import os
 import re
+import stat as stat_mod
 import threading
 import time
 from collections.abc import Iterator
@@ -30,26 +31,14 @@ from .change import Change
 from .config import Settings
 from .errors import ErrorCode, ToolError
 from .fs import FileSystem, kind_of
+from .journal_place import JOURNAL as NAME, journal_dir
 from .hooks import hookimpl
 from .roots import Access, ResolvedPath
 
-NAME = "fsmcp.journal"
 UNDO_TOOL = "undo_change"
 log = logging.getLogger("fsmcp.journal")
 SESSION_ID = re.compile(r"[0-9a-f]{16}")
 """A session's id as :class:`fsmcp.guard.Session` makes it; a ``meta.json`` is read as untrusted input."""
-
-
-def journal_dir(setting: str) -> Path | None:
-    """Where the journal lives for the ``journal`` setting; None when it is ``off``."""
-    if setting == "off":
-        return None
-    if setting:
-        return Path(setting).expanduser()
-    base = os.environ.get("XDG_STATE_HOME", "")
-    if not os.path.isabs(base):  # the XDG rule: a relative value is ignored
-        base = os.path.expanduser("~/.local/state")
-    return Path(base) / "fsmcp" / "journal"
 
 
 @dataclass
@@ -62,9 +51,14 @@ class Record:
     copy: str | None = None
 
     size: int = 0
+    digest: str | None = None
+    """The copy's own, checked before an undo uses it."""
 
     def to_json(self, after: str) -> dict[str, Any]:
-        return {"path": str(self.path), "kind": self.kind, "mode": self.mode, "copy": self.copy, "size": self.size, "after": after}
+        return {
+            "path": str(self.path), "kind": self.kind, "mode": self.mode, "copy": self.copy, "size": self.size,
+            "digest": self.digest, "after": after,
+        }  # fmt: skip
 
 
 @dataclass
@@ -119,9 +113,10 @@ class _Pending:
                 dirfd.copy_node(place.fd, place.name, data, copy)
                 for r in nested:  # the tree's copy is made whole as it was before the call
                     self._merge(data, copy, p, r)
+                digest = restore.digest_at(data, copy)
         self.bytes += size
         self.records = [r for r in self.records if r not in nested]
-        self.records.append(Record(p, kind_of(st.st_mode), st.st_mode & 0o7777, copy, size + sum(r.size for r in nested)))
+        self.records.append(Record(p, kind_of(st.st_mode), st.st_mode & 0o7777, copy, size + sum(r.size for r in nested), digest))
 
     def _merge(self, data: int, copy: str, top: ResolvedPath, r: Record) -> None:
         rel = os.path.relpath(r.path.path, top.path)
@@ -170,10 +165,12 @@ class Journal:
     """The host's change journal; a plugin registered as ``fsmcp.journal`` unless ``journal = "off"``."""
 
     def __init__(self, directory: Path, max_bytes: int, max_changes: int):
-        self.dir = directory
+        # Its real path, fixed at start: the veto compares real paths, and a link on the way
+        # changed later does not move the journal.
+        self.dir = Path(os.path.realpath(directory))
         self.max_bytes = max_bytes
         self.max_changes = max_changes
-        self._text = str(directory)
+        self._text = str(self.dir)
         self._prefix = self._text.rstrip("/") + "/"
         self._lock = threading.RLock()
         self._sweeper: threading.Thread | None = None
@@ -283,11 +280,17 @@ class Journal:
     # -- reading and undoing --------------------------------------------------------------------
 
     def changes(self) -> Iterator[dict[str, Any]]:
-        """Every change kept, newest first, as its ``meta.json`` with ``id`` added.
+        """Every sound change kept, newest first, as its ``meta.json`` with ``id`` added.
 
         ``session`` is the id of the session that made it, None for a change kept before
-        changes recorded one; an entry whose ``session`` is anything else is damaged and left out.
+        changes recorded one; an entry whose ``session`` is anything else is damaged.
         """
+        for meta in self._kept():
+            if "damaged" not in meta:
+                yield meta
+
+    def _kept(self) -> Iterator[dict[str, Any]]:
+        """Every change kept, newest first; one that fails its checks as ``{"id": N, "damaged": why}``."""
         changes = self.dir / "changes"
         try:
             entries = sorted(_entries(changes), reverse=True)
@@ -295,14 +298,31 @@ class Journal:
             return
         for number, _, name in entries:
             try:
-                meta = json.loads((changes / name / "meta.json").read_text())
-            except (OSError, ValueError):
+                meta = self._meta(name)
+            except FileNotFoundError:
                 continue  # dropped by another server meanwhile
-            if not isinstance(meta, dict) or not _session_read(meta):
-                log.warning("the journal's change %d has a damaged meta.json (its session); it is left out", number)
+            except (OSError, ValueError) as exc:
+                yield {"id": number, "damaged": f"its meta.json cannot be read ({getattr(exc, 'strerror', None) or exc})"}
+                continue
+            problem = _problem(meta)
+            if problem is None and not _session_read(meta):
+                problem = "its session is not a session's id"
+            if problem is not None:
+                yield {"id": number, "damaged": problem}
                 continue
             meta["id"] = number
             yield meta
+
+    def _meta(self, name: str) -> Any:
+        fd = _open_below(self.dir, ["changes", name, "meta.json"], dirfd.READ)
+        try:
+            if not stat_mod.S_ISREG(os.fstat(fd).st_mode):
+                raise ValueError("it is no regular file")
+            os.set_blocking(fd, True)
+            with os.fdopen(fd, "rb", closefd=False) as f:
+                return json.loads(f.read())
+        finally:
+            os.close(fd)
 
     def undo(self, fs: FileSystem, number: int | None, force: bool, visible: Any, session: str) -> tuple[dict[str, Any], list[str]]:
         """Put back what change ``number`` (default: ``session``'s latest not undone) replaced.
@@ -316,7 +336,13 @@ class Journal:
             name = self._name(meta["id"])
             if meta["reason"]:
                 raise ToolError(ErrorCode.INVALID_PARAMS, f"change {meta['id']} cannot be undone: {meta['reason']}")
+            # The path policy, secrets included, as for any change: each path's own real path.
             items = [(fs.resolve(r["path"], Access.WRITE, follow_links=False), r) for r in meta["records"]]
+            for p, r in items:
+                if str(p.path) != r["path"]:
+                    # A path is kept by its real path: now reached elsewhere, a link stands on the way
+                    # that was not there (another root's policy could expose what is restored).
+                    raise _relinked(meta["id"], r["path"], p)
             # The paths' locks, as any change holds them: no call of this server writes them meanwhile.
             with fs.guard.changing(*(p.path for p, _ in items)):
                 self._put_back(fs, meta, name, items, force)
@@ -345,7 +371,7 @@ class Journal:
             pending = change.state.get(NAME)
             if pending is not None:
                 pending.undoes = meta["id"]
-        store = os.open(self.dir / "changes" / name / "data", dirfd.LIST)
+        store = _open_below(self.dir, ["changes", name, "data"], dirfd.LIST)
         try:
             _check_copies(store, meta)
             restore.put_back(conf, store, [(p, r["copy"]) for p, r in items])
@@ -353,16 +379,18 @@ class Journal:
             os.close(store)
 
     def _target(self, number: int | None, visible: Any, session: str) -> dict[str, Any]:
-        for meta in self.changes():
+        for meta in self._kept():
             if number is not None:
                 if meta["id"] == number:
+                    if "damaged" in meta:
+                        raise _damaged(number, meta["damaged"])
                     if not visible(meta):
                         break
                     if meta["undone"] is not None:
                         raise ToolError(ErrorCode.INVALID_PARAMS, f"change {number} is undone already; list_changes shows the others")
                     return meta
                 continue
-            if meta["session"] == session and visible(meta) and meta["undone"] is None and meta.get("undoes") is None:
+            if "damaged" not in meta and meta["session"] == session and visible(meta) and meta["undone"] is None and meta.get("undoes") is None:
                 return meta
         if number is None:
             raise ToolError(
@@ -380,10 +408,13 @@ class Journal:
 
     def _mark(self, number: int, undone: Any) -> None:
         try:
-            path = self.dir / "changes" / self._name(number) / "meta.json"
-            meta = json.loads(path.read_text())
+            name = self._name(number)
+            meta = self._meta(name)
         except (ToolError, OSError, ValueError):
             return  # dropped already: nothing to mark
+        if _problem(meta) is not None:
+            return  # damaged since: left as it is, for undo_change to report
+        path = self.dir / "changes" / name / "meta.json"
         meta["undone"] = (time.time() if undone is True else undone) if undone is not None else None
         _write_json(path, meta)
 
@@ -421,9 +452,111 @@ def _shown(change: Change, pending: _Pending) -> list[str]:
 
 
 def _check_copies(store: int, meta: dict[str, Any]) -> None:
+    """Each saved copy as recorded: its kind, bytes and digest (names were checked with the rest)."""
     for r in meta["records"]:
-        if r["copy"] is not None and restore.tree_bytes(store, r["copy"]) != r.get("size", 0):
-            raise ToolError(ErrorCode.INTERNAL_ERROR, f"change {meta['id']}'s saved copy of {r['path']} is damaged (a crash?); nothing was restored")
+        copy = r["copy"]
+        if copy is None:
+            continue
+        try:
+            st = dirfd.lstat(store, copy)
+        except FileNotFoundError:
+            raise _damaged(meta["id"], f"the saved copy of {r['path']} is missing") from None
+        if kind_of(st.st_mode) != r["kind"]:
+            raise _damaged(meta["id"], f"the saved copy of {r['path']} is a {kind_of(st.st_mode)}, not the {r['kind']} recorded")
+        if restore.tree_bytes(store, copy) != r["size"] or restore.digest_at(store, copy) != r["digest"]:
+            raise _damaged(meta["id"], f"the saved copy of {r['path']} is not the one recorded (its size or digest differs)")
+
+
+def _damaged(number: int, problem: str) -> ToolError:
+    return ToolError(
+        ErrorCode.INTERNAL_ERROR,
+        f"change {number} is damaged: {problem}; nothing was restored. Its entry was cut short (a crash?) or changed by "
+        "something other than this server; undo other changes (list_changes), or restore these files by hand",
+    )
+
+
+def _relinked(number: int, recorded: str, now: ResolvedPath) -> ToolError:
+    return ToolError(
+        ErrorCode.ACCESS_DENIED,
+        f"{recorded} now leads to {now}: a symbolic link stands on the way that was not there when change {number} was "
+        "recorded; nothing was restored. Undo never restores through a link: put the directory back where the link is, "
+        "then undo again",
+    )
+
+
+_HEX = re.compile(r"[0-9a-f]{64}")
+_COPY = re.compile(r"[0-9a-f]{12}")
+"""A saved copy's name: one name inside the change's data directory, as the journal makes them."""
+_KINDS = ("file", "directory", "symlink", "absent")
+
+
+def _problem(meta: Any) -> str | None:
+    """What is wrong with a change's ``meta.json`` (types and ranges of what an undo uses), or None.
+
+    Keys it does not know are left alone: a newer server may add some.
+    """
+    if not isinstance(meta, dict):
+        return "meta.json holds no object"
+    checks = (
+        ("time", _is_time),
+        ("tool", lambda v: isinstance(v, str)),
+        ("paths", lambda v: isinstance(v, list) and all(isinstance(p, str) for p in v)),
+        ("records", lambda v: isinstance(v, list)),
+        ("reason", lambda v: v is None or isinstance(v, str)),
+        ("undoes", lambda v: v is None or (_is(v, int) and v >= 1)),
+        ("undone", lambda v: v is None or _is_time(v)),
+    )
+    for key, ok in checks:
+        if key not in meta or not ok(meta[key]):
+            return f"meta.json's {key} is missing or not what the journal writes"
+    for r in meta["records"]:
+        problem = _record_problem(r)
+        if problem is not None:
+            return f"meta.json has a record {problem}"
+    return None
+
+
+def _record_problem(r: Any) -> str | None:
+    if not isinstance(r, dict):
+        return "that is no object"
+    path = r.get("path")
+    if not isinstance(path, str) or not os.path.isabs(path) or "\x00" in path or os.path.normpath(path) != path:
+        return "whose path is not an absolute, normal path"
+    kind, copy = r.get("kind"), r.get("copy")
+    if kind not in _KINDS:
+        return f"for {path} of an unknown kind"
+    if (copy is None) != (kind == "absent") or (copy is not None and not (isinstance(copy, str) and _COPY.fullmatch(copy))):
+        return f"for {path} whose saved copy is not a name the journal makes"
+    mode, size, digest, after = r.get("mode"), r.get("size"), r.get("digest"), r.get("after")
+    if not (mode is None or (_is(mode, int) and 0 <= mode <= 0o7777)) or not (_is(size, int) and size >= 0):
+        return f"for {path} whose mode or size is out of range"
+    if (digest is None) != (copy is None) or (digest is not None and not (isinstance(digest, str) and _HEX.fullmatch(digest))):
+        return f"for {path} without the digest of its saved copy"
+    if not (isinstance(after, str) and (after == restore.ABSENT or _HEX.fullmatch(after))):
+        return f"for {path} without the digest of what the change left"
+    return None
+
+
+def _is(value: Any, types: type | tuple[type, ...]) -> bool:
+    return isinstance(value, types) and not isinstance(value, bool)
+
+
+def _is_time(value: Any) -> bool:
+    # Seconds since the epoch that list_changes can show as a date (not NaN, not infinite).
+    return _is(value, (int, float)) and 0 <= value < 1e11
+
+
+def _open_below(top: Path, names: list[str], flags: int) -> int:
+    """``top/names...`` opened one name at a time from ``top``'s descriptor, no link followed."""
+    fd = os.open(top, dirfd.LIST)
+    try:
+        for name in names[:-1]:
+            below = os.open(name, dirfd.LIST, dir_fd=fd)
+            os.close(fd)
+            fd = below
+        return os.open(names[-1], flags, dir_fd=fd)
+    finally:
+        os.close(fd)
 
 
 def _digest_or_none(conf: Any, p: ResolvedPath) -> str | None:

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from . import dirfd
 from .confine import Confinement, Created, Place
 from .current import uncancellable
+from .errors import ErrorCode, ToolError
 from .fs import temp_name
 from .roots import ResolvedPath
 
@@ -129,6 +130,8 @@ def put_back(conf: Confinement, store: int, items: list[tuple[ResolvedPath, str 
 
     Every copy is staged beside its path first; only then are the paths swapped, each by
     renames. A failure on the way puts back what was swapped and removes what was staged.
+    A path reached through a link (one swapped in on the way since the policy's answer) is
+    ``ACCESS_DENIED``: a copy goes back to the place it was taken from, or nowhere.
     """
     with uncancellable(), _staged(conf, store, items) as staged:
         swapped: list[tuple[ResolvedPath, str | None, bool]] = []
@@ -137,6 +140,7 @@ def put_back(conf: Confinement, store: int, items: list[tuple[ResolvedPath, str 
                 with _reached(conf, p) as place:
                     if place is None:
                         continue  # an absence whose directory is gone too: nothing to remove
+                    _same(place, p)
                     backup = None
                     if dirfd.lexists(place.fd, place.name):
                         backup = temp_name(place.name)
@@ -174,6 +178,7 @@ def _staged(conf: Confinement, store: int, items: list[tuple[ResolvedPath, str |
                 staged.append((p, None))
                 continue
             with conf.at(p, created) as place:
+                _same(place, p)
                 tmp = temp_name(place.name)
                 staged.append((p, tmp))
                 dirfd.copy_node(store, copy, place.fd, tmp)
@@ -193,6 +198,14 @@ def _staged(conf: Confinement, store: int, items: list[tuple[ResolvedPath, str |
                     break
         for fd, _ in created:
             os.close(fd)
+
+
+def _same(place: Place, p: ResolvedPath) -> None:
+    if place.path.path != p.path:
+        raise ToolError(
+            ErrorCode.ACCESS_DENIED,
+            f"{p} is now reached through a symbolic link (to {place.path}) that was not on the way; nothing was restored",
+        )
 
 
 @contextmanager

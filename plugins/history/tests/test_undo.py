@@ -152,12 +152,17 @@ async def test_a_change_too_large_to_keep_is_done_and_says_it_cannot_be_undone(s
 
 
 @pytest.mark.anyio
-async def test_the_journal_is_out_of_reach_of_the_tools(server, root: Path):
-    async with server(journal=str(root / ".journal")) as s:
+async def test_the_journal_is_out_of_reach_of_the_tools(server, root: Path, state: Path):
+    # No root holds it (the start refuses that); a link to it leads outside the roots.
+    async with server() as s:
         await s.ok("write_file", path="a.txt", content="v2")
-        assert (root / ".journal").is_dir()
-        await s.fail("list_directory", "ACCESS_DENIED", path=".journal")
-        await s.fail("delete_file", "ACCESS_DENIED", path=".journal", recursive=True)
+        os.symlink(state, root / "j")
+        await s.fail("list_directory", "ACCESS_DENIED", path="j")
+        await s.fail("read_file", "ACCESS_DENIED", path="j/lock")
+        await s.fail("write_file", "ACCESS_DENIED", path="j/planted", content="x")
+        found = await s.ok("grep_files", regex="alpha", directory=".")
+        assert str(state) not in found and "changes" not in found, found
+    assert not (state / "planted").exists()
 
 
 @pytest.mark.anyio
