@@ -383,3 +383,30 @@ async def test_a_link_swapped_in_while_an_undo_runs_restores_nothing_elsewhere(t
         assert not any("sk-live" in t for t in s.texts)
     print(f"{rounds} rounds, {swaps[0]} swaps: {restored} undos restored in r1, {refused} refused, {leaks} leaked into r2")
     assert leaks == 0
+
+
+async def test_roots_that_arrive_later_do_not_reach_the_journal(tmp_path: Path):
+    from mcp import types
+
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "a.txt").write_text(SECRET + "\n")
+    journal = tmp_path / "journal"
+
+    async def client_roots(ctx) -> types.ListRootsResult:
+        # A client offering the journal's directory, and the directory above everything, as its roots.
+        return types.ListRootsResult(roots=[types.Root(uri=journal.as_uri()), types.Root(uri=tmp_path.as_uri())])
+
+    async with serve_stdio(str(root), "--journal", str(journal), list_roots_callback=client_roots) as client:
+        s = ToolCalls(client)
+        await s.ok("delete_file", path="a.txt")  # its copy is in the journal now
+        for tool, args in [
+            ("set_workspace", {"path": str(journal)}),
+            ("list_directory", {"path": str(journal / "changes"), "recursive": True}),
+            ("grep_files", {"regex": "wJalrXUtnFEMI", "directory": str(journal)}),
+            ("search_files", {"directory": str(journal), "nameContains": "meta"}),
+            ("write_file", {"path": str(journal / "changes" / "planted"), "content": "x"}),
+        ]:
+            await s.fail(tool, "ACCESS_DENIED", **args)
+        assert not any("wJalrXUtnFEMI" in t or "meta.json" in t for t in s.texts), s.texts
+    assert not (journal / "changes" / "planted").exists()
