@@ -58,6 +58,10 @@ async def delete_then_grep(s: ToolCalls) -> None:
     await s.call("search_files", directory=".", nameContains="credentials")
 
 
+async def list_changes(s: ToolCalls) -> None:
+    await s.call("list_changes")
+
+
 async def test_a_root_holding_the_default_journal_stops_the_start(tmp_path: Path):
     home = tmp_path / "home"
     home_with_credentials(home)
@@ -73,7 +77,7 @@ async def test_a_root_holding_the_default_journal_stops_the_start(tmp_path: Path
 async def test_a_journal_holding_a_root_stops_the_start_too(tmp_path: Path):
     journal = tmp_path / "journal"
     (journal / "inner").mkdir(parents=True, mode=0o700)
-    status, stderr, _ = await start_or_attack([str(journal / "inner"), "--journal", str(journal)], {}, delete_then_grep)
+    status, stderr, _ = await start_or_attack([str(journal / "inner"), "--journal", str(journal)], {}, list_changes)
     assert status == USAGE
     assert f"the root {journal / 'inner'} lies inside the change journal {journal}" in stderr
 
@@ -316,7 +320,7 @@ async def test_a_journal_open_to_group_or_others_stops_the_start(tmp_path: Path,
     journal = tmp_path / "journal"
     journal.mkdir()
     os.chmod(journal, mode)
-    status, stderr, _ = await start_or_attack([str(root), "--journal", str(journal)], {}, delete_then_grep)
+    status, stderr, _ = await start_or_attack([str(root), "--journal", str(journal)], {}, list_changes)
     assert status == USAGE
     assert f"the change journal {journal} is open to other users (mode {mode:o})" in stderr
     assert f"chmod 700 {journal}" in stderr
