@@ -166,13 +166,26 @@ def test_the_launcher_refuses_a_listed_path_that_vanished_or_changed_type(place)
         assert "was not started" in done.stderr and why in done.stderr
 
 
-@pytest.mark.parametrize("way", ["root", "landlock-alone"])
-async def test_the_journal_inside_a_root_is_hidden_from_programs(place, way):
+@pytest.mark.parametrize("way", ["mounts", "landlock-alone"])
+async def test_the_journal_inside_a_root_is_hidden_from_programs(place, way, monkeypatch):
+    """The start refuses a journal inside a root (:mod:`fsmcp.journal_place`); were that check
+    ever passed by, programs still do not see the journal's copies."""
+    import fsmcp_shell.hooks
+    import fsmcp_write.hooks
+
+    from fsmcp import journal_place, masks
+    from fsmcp.testing import connect, host_for
+
+    monkeypatch.setattr(journal_place, "prepare", lambda settings, roots: None)
+    if way == "landlock-alone":
+        monkeypatch.setattr(masks, "can_mount", lambda: False)
     root = _seed(place, False)
     (root / "kept.txt").write_text(f"{MARKER}-journal old text\n")
-    config = place / "fsmcp.toml"
-    config.write_text(f'journal = "{root}/.state/journal"\n' + config.read_text())
-    async with _serve(place, root, WAYS[way]) as client:
+    host = host_for(
+        [root], [("shell", fsmcp_shell.hooks), ("write", fsmcp_write.hooks)],
+        journal=str(root / ".state" / "journal"), sandbox="require", plugins={"shell": {"allow_shell": True}},
+    )
+    async with connect(host) as client:
         await client.call_tool("write_file", {"path": "kept.txt", "content": "new text\n"})
         assert any(MARKER in p.read_text(errors="replace") for p in (root / ".state").rglob("*") if p.is_file())  # the journal kept it
         text = text_of(await client.call_tool("run_shell", {"command": "grep -r journal . ; ls -a .state .state/journal; echo done"}))

@@ -183,7 +183,8 @@ async def test_a_change_whose_session_is_damaged_is_left_out(server, root: Path,
         _meta(state).write_text(json.dumps(meta))
         assert await _changes(s) == []
         await s.fail("undo_change", "NOT_FOUND")
-        await s.fail("undo_change", "NOT_FOUND", id=1)
+        error = await s.fail("undo_change", "INTERNAL_ERROR", id=1)
+        assert "change 1 is damaged: its session is not a session's id; nothing was restored" in error
     assert (root / "a.txt").read_text() == "v2"
 
 
