@@ -39,6 +39,7 @@ _EXPORTS = {
     "json_text": ("jsontext", "dumps"),
     "shown_name": ("names", "shown"),
     "protected_note": ("protected", "protected_note"),
+    "lines_withheld": ("protected", "lines_withheld"),
     "Blob": ("results", "Blob"),
     "Text": ("results", "Text"),
     "ToolResult": ("results", "ToolResult"),
@@ -76,7 +77,7 @@ if TYPE_CHECKING:
     from .hooks import hookimpl, hookspec
     from .jsontext import dumps as json_text
     from .names import shown as shown_name
-    from .protected import protected_note
+    from .protected import lines_withheld, protected_note
     from .results import Blob, Text, ToolResult
     from .roots import Access, ResolvedPath, Root, RootSet
     from .tools import CREATES, DESTRUCTIVE, OVERWRITES, READ_ONLY, Annotations, Tool, ToolInput

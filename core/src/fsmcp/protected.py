@@ -32,6 +32,13 @@ def protected_note(verb: str) -> str:
     return f"protected (the secrets policy): no tool {verb} it"
 
 
+def lines_withheld(what: str) -> str:
+    """What a tool that may change a protected file (``allow_write``) says in place of ``what``
+    would have shown of its lines (``"The diff"``, ``"The closest text"``): the file may be
+    written, never read, and a diff, a hint or a failed hunk would read it."""
+    return f"{what} is not shown: the file is protected by the secrets policy, and no tool shows its lines"
+
+
 DECIDED = 65536
 """Answers remembered per set of globs, at most: about 10 MB of the longest paths."""
 
