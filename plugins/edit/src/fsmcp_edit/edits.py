@@ -25,7 +25,7 @@ def edit_file(args: EditFileInput, ctx: ToolContext) -> ToolResult:
         text = "(no changes)" if args.dry_run else f"(no changes) {target}: the edits matched but leave the file as it was; nothing was written."
     else:
         head = f"Dry run (nothing written): {target} would get {plan.summary()}." if args.dry_run else f"Edited {target}: {plan.summary()}."
-        text, _ = truncate(f"{head}\n{plan.diff.text}", ctx.budget, _CUT_PREVIEW if args.dry_run else _CUT_WRITTEN)
+        text, _ = truncate(f"{head}\n{plan.shown_diff()}", ctx.budget, _CUT_PREVIEW if args.dry_run else _CUT_WRITTEN)
     return ToolResult.text(text, plan.data(written))
 
 
@@ -109,5 +109,5 @@ def _report(outcomes: list[tuple[str, Plan | ToolError]], *, diffs: bool) -> str
         else:
             lines.append(f"{path}: OK {outcome.summary()}")
             if diffs:
-                lines.append(outcome.diff.text)
+                lines.append(outcome.shown_diff())
     return "\n".join(lines)

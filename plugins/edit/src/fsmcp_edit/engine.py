@@ -23,13 +23,14 @@ class Outcome:
     changes: list[Change]
 
 
-def apply_edits(text: str, edits: Sequence[EditItem]) -> Outcome:
+def apply_edits(text: str, edits: Sequence[EditItem], *, hints: bool = True) -> Outcome:
+    """``hints``: an oldText not found gets the closest text of the file (off for a protected file)."""
     changes: list[Change] = []
     replacements = 0
     for number, item in enumerate(edits, 1):
         view = View(text)
         try:
-            spans = [line_edit(view, item)] if item.type == "line" else replace_edit(view, item)
+            spans = [line_edit(view, item)] if item.type == "line" else replace_edit(view, item, hints=hints)
         except ToolError as exc:
             if len(edits) == 1:
                 raise

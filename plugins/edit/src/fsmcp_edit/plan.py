@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from fsmcp import ErrorCode, ResolvedPath, ToolContext, ToolError
+from fsmcp import ErrorCode, ResolvedPath, ToolContext, ToolError, lines_withheld
 
 from .diff import Diff, unified_diff
 from .document import Document
@@ -25,7 +25,9 @@ class Plan:
     edits: int
     replacements: int
     diff: Diff
+    """Its text is empty for a protected file: the counts stay, no line of it is shown."""
     stamp: tuple[int, int, int]
+    protected: bool
 
     def summary(self) -> str:
         return (
@@ -33,8 +35,12 @@ class Plan:
             f"+{self.diff.added} -{self.diff.removed} lines"
         )
 
+    def shown_diff(self) -> str:
+        """The diff, or for a protected file the sentence saying why there is none."""
+        return lines_withheld("The diff") + "." if self.protected else self.diff.text
+
     def data(self, written: bool) -> dict[str, object]:
-        return {
+        data: dict[str, object] = {
             "path": str(self.target),
             "changed": self.changed,
             "written": written,
@@ -44,6 +50,9 @@ class Plan:
             "linesRemoved": self.diff.removed,
             "diff": self.diff.text,
         }
+        if self.protected:
+            data["protected"] = True
+        return data
 
 
 def plan_edit(ctx: ToolContext, target: ResolvedPath, edits: Sequence[EditItem], *, keep_old: bool = False) -> Plan:
@@ -55,10 +64,14 @@ def plan_edit(ctx: ToolContext, target: ResolvedPath, edits: Sequence[EditItem],
     document = Document.decode(old, target)
     if not keep_old:
         old = None
-    outcome = apply_edits(document.text, edits)
+    # allow_write lets a protected file be changed, never read: no diff or hint shows its lines.
+    protected = ctx.is_protected(target)
+    outcome = apply_edits(document.text, edits, hints=not protected)
     diff = unified_diff(str(target), document.text, outcome.text, outcome.changes)
+    if protected:
+        diff = Diff("", diff.added, diff.removed)
     changed = outcome.text != document.text
-    return Plan(target, old, outcome.text, replace(document, text=""), changed, len(edits), outcome.replacements, diff, stamp)
+    return Plan(target, old, outcome.text, replace(document, text=""), changed, len(edits), outcome.replacements, diff, stamp, protected)
 
 
 def commit(ctx: ToolContext, plan: Plan) -> None:

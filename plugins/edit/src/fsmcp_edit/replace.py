@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from fsmcp import ErrorCode, ToolError
+from fsmcp import ErrorCode, ToolError, lines_withheld
 
 from . import fallback
 from .hint import closest
@@ -25,7 +25,7 @@ class Hit:
     match: re.Match[str] | None = None
 
 
-def replace_edit(view: View, item: EditItem) -> list[Span]:
+def replace_edit(view: View, item: EditItem, *, hints: bool = True) -> list[Span]:
     """The ``(begin, end, replacement)`` spans, in the real text, that this edit makes."""
     first, last = _scope(view, item)
     lo, hi = (view.line_start(first), view.line_start(last + 1)) if last else (0, len(view.norm))
@@ -44,7 +44,7 @@ def replace_edit(view: View, item: EditItem) -> list[Span]:
             blocks = [Hit(view.line_start(s + 1), view.line_start(s + 1)) for s in starts]
             chosen = _choose(view, item, blocks, blocks, "oldText, ignoring indentation,")
             return [fallback.replace_block(view, view.line_of(h.start) - 1, old_lines, old_nl, item.new_text) for h in chosen]
-    raise _not_found(view, item, old, lo, hi, first, last)
+    raise _not_found(view, item, old, lo, hi, first, last, hints)
 
 
 def _scope(view: View, item: EditItem) -> tuple[int, int]:
@@ -169,7 +169,7 @@ def _at_lines(view: View, hits: list[Hit]) -> str:
     return f", at line{'s' if len(hits) > 1 else ''} {listed}"
 
 
-def _not_found(view: View, item: EditItem, old: str | None, lo: int, hi: int, first: int, last: int) -> ToolError:
+def _not_found(view: View, item: EditItem, old: str | None, lo: int, hi: int, first: int, last: int, hints: bool = True) -> ToolError:
     scoped = (lo, hi) != (0, len(view.norm))
     where = f" in lines {first}-{last}" if scoped else ""
     if old is None:
@@ -184,5 +184,8 @@ def _not_found(view: View, item: EditItem, old: str | None, lo: int, hi: int, fi
             message += f" (it occurs outside that range{_at_lines(view, elsewhere)})"
     elif _tolerant(item):
         message += " (neither exactly nor ignoring indentation)"
+    if not hints:
+        message += f". {lines_withheld('The closest text')}. Ask the user for the exact text, or replace the whole file with write_file."
+        return ToolError(ErrorCode.PATTERN_NOT_FOUND, message)
     message += ". Copy the text exactly as the file has it (read_file shows it), then retry."
     return ToolError(ErrorCode.PATTERN_NOT_FOUND, message + ("" if scoped else closest(view, old)))

@@ -6,7 +6,7 @@ import copy
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from fsmcp import Access, ErrorCode, ToolError, ToolResult
+from fsmcp import Access, ErrorCode, ToolError, ToolResult, lines_withheld
 
 from .notebook import Style, dump, parse, source_of, stored
 
@@ -19,10 +19,12 @@ if TYPE_CHECKING:
 def edit_notebook(args: EditNotebookInput, ctx: ToolContext) -> ToolResult:
     target = ctx.fs.resolve(args.path, Access.WRITE)
     raw = ctx.fs.read_bytes(target)
-    nb, style = parse(raw, target)
+    # allow_write lets a protected notebook be edited, never read: no error quotes what it holds.
+    protected = ctx.is_protected(target)
+    nb, style = parse(raw, target, protected=protected)
     edited = copy.deepcopy(nb)
     done = [_apply(edited, edit, n, style) for n, edit in enumerate(args.edits)]
-    _validate(edited, target)
+    _validate(edited, target, protected)
     data = dump(edited, style)
     if not args.dry_run and data != raw:
         ctx.fs.write_atomic(target, data)
@@ -99,15 +101,15 @@ def _find(cells: list[dict[str, Any]], edit: CellEdit, n: int) -> int:
     return edit.index
 
 
-def _validate(nb: dict[str, Any], target: object) -> None:
+def _validate(nb: dict[str, Any], target: object, protected: bool) -> None:
     import nbformat  # imported at the first edit, not at start-up
 
     try:
         nbformat.validate(nb, version=nb.get("nbformat", 4))
     except nbformat.ValidationError as exc:
-        raise ToolError(
-            ErrorCode.INVALID_PARAMS, f"{target}: the edited notebook would not be valid nbformat ({exc.message}); nothing was written"
-        ) from None
+        # nbformat's message quotes the offending value, which may be the file's own.
+        why = lines_withheld("Why") if protected else exc.message
+        raise ToolError(ErrorCode.INVALID_PARAMS, f"{target}: the edited notebook would not be valid nbformat ({why}); nothing was written") from None
 
 
 def _bad(n: int, message: str, code: ErrorCode = ErrorCode.INVALID_PARAMS) -> ToolError:

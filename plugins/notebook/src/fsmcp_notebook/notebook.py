@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from fsmcp import ErrorCode, ToolError
+from fsmcp import ErrorCode, ToolError, lines_withheld
 
 
 @dataclass(frozen=True)
@@ -19,10 +19,13 @@ class Style:
     lists: bool  # multi-line text as a list of lines, as Jupyter writes it
 
 
-def parse(raw: bytes, where: object) -> tuple[dict[str, Any], Style]:
+def parse(raw: bytes, where: object, *, protected: bool = False) -> tuple[dict[str, Any], Style]:
+    """The notebook and its formatting; for a ``protected`` file an error quotes none of its bytes."""
     try:
         nb = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        if protected:
+            raise ToolError(ErrorCode.INVALID_PARAMS, f"{where} is not notebook JSON. {lines_withheld('Where it fails')}") from None
         raise ToolError(ErrorCode.INVALID_PARAMS, f"{where} is not notebook JSON ({exc}); read it with read_file") from None
     if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
         raise ToolError(ErrorCode.INVALID_PARAMS, f"{where} has no list of cells: not a Jupyter notebook (nbformat 4)")

@@ -38,8 +38,9 @@ class Mismatch(Exception):
         self.reports = reports
 
 
-def apply(data: bytes, hunks: list[Hunk], literal_eol: bool) -> Applied:
-    """The file after every hunk, or Mismatch naming each hunk that does not match."""
+def apply(data: bytes, hunks: list[Hunk], literal_eol: bool, *, show: bool = True) -> Applied:
+    """The file after every hunk, or Mismatch naming each hunk that does not match (with the
+    file's closest lines beside the hunk's unless ``show`` is off: a protected file)."""
     first: Mismatch | None = None
     for codec in _codecs(data):
         errors = "surrogateescape" if codec == "utf-8" else "strict"
@@ -48,7 +49,7 @@ def apply(data: bytes, hunks: list[Hunk], literal_eol: bool) -> Applied:
         except UnicodeDecodeError:
             continue
         try:
-            result = _apply_text(text, hunks, literal_eol)
+            result = _apply_text(text, hunks, literal_eol, show)
             out = result.text.encode(codec, errors)
         except Mismatch as exc:
             first = first or exc
@@ -89,7 +90,7 @@ def split_lines(text: str) -> tuple[list[str], list[str]]:
     return bodies, eols
 
 
-def _apply_text(text: str, hunks: list[Hunk], literal_eol: bool) -> _Result:
+def _apply_text(text: str, hunks: list[Hunk], literal_eol: bool, show: bool) -> _Result:
     bom = text.startswith(BOM)
     bodies, eols = split_lines(text[1:] if bom else text)
     keys = [b.rstrip("\r") for b in bodies]
@@ -104,7 +105,7 @@ def _apply_text(text: str, hunks: list[Hunk], literal_eol: bool) -> _Result:
         expected = hunk.hint + last_offset
         pos = locate(keys, old, expected, cursor)
         if pos is None:
-            failures.append(describe(keys, hunk, number, len(hunks), expected, cursor))
+            failures.append(describe(keys, hunk, number, len(hunks), expected, cursor, show))
             continue
         last_offset = pos - hunk.hint
         if last_offset:

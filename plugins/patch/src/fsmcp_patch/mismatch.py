@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from fsmcp import lines_withheld
+
 from .search import closest, locate
 
 if TYPE_CHECKING:
@@ -19,14 +21,18 @@ _WIDTH = 300
 """Characters of one line shown; a longer line is cut around where the two sides part."""
 
 
-def describe(keys: list[str], hunk: Hunk, number: int, total: int, expected: int, lo: int) -> str:
-    """One hunk's failure: the expected lines, the closest found lines, and what differs."""
+def describe(keys: list[str], hunk: Hunk, number: int, total: int, expected: int, lo: int, show: bool = True) -> str:
+    """One hunk's failure: the expected lines, the closest found lines, and what differs; without
+    ``show`` (a protected file) only which hunk failed: where it comes closest, or whether it was
+    applied before, would confirm a guess of the file's lines as well as showing them."""
     old = [line.key for line in hunk.old]
     n = len(old)
     head = f"hunk {number} of {total} ({hunk.header})"
     if lo >= len(keys):
         where = "the file is empty" if not keys else f"the file ends at line {len(keys)}, where the previous hunk ends"
         return f"{head}: its {_lines(n)} are not in the file: {where}."
+    if not show:
+        return f"{head}: its {_lines(n)} are not in the file. {lines_withheld('What the file has instead')}."
     pos, agree = closest(keys, old, expected, lo)
     found = keys[pos:pos + n]
     differs = [i for i in range(n) if i >= len(found) or found[i] != old[i]]

@@ -215,7 +215,8 @@ class Plan:
 
     def _apply(self, s: Section, state: State, data: bytes) -> Applied | None:
         try:
-            return apply(data, s.hunks, s.literal_eol)
+            # allow_write lets a protected file be patched, never read: a failed hunk shows none of its lines.
+            return apply(data, s.hunks, s.literal_eol, show=not self.ctx.is_protected(state.path))
         except Mismatch as exc:
             self.failures += [(str(state.path), report) for report in exc.reports]
             return None
@@ -232,6 +233,8 @@ class Plan:
             f"Re-read {'that file' if len(files) == 1 else 'those files'} and make the diff again from the current "
             "content (the ' ' and '-' lines must be the file's lines exactly, apart from line endings)."
         )
+        if all(self.ctx.is_protected(path) for path in files):
+            advice = "Ask the user for the file's current lines, or replace the whole file with write_file."
         text, _ = truncate(f"{head}\n\n{body}\n\n{advice}", self.ctx.budget, "Fix the hunks shown, then apply again to see the rest.")
         return ToolError(ErrorCode.PATCH_FAILED, text, {"failed": [{"path": p, "report": r} for p, r in self.failures]})
 
