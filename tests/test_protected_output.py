@@ -11,6 +11,8 @@ happens, and the result says what happened.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -266,3 +268,47 @@ async def test_json_format_carries_no_line_either(tmp_path, root, policy):
         await s.fail("edit_notebook", "INVALID_PARAMS", path=".env.ipynb", edits=[{"op": "insert", "source": "x = 1"}])
     check(s, policy)
     assert (root / ".env").read_text() == ENV.replace("DB_USER=app", "DB_USER=web").replace("shop", "store").replace("db.internal", "db")
+
+
+# -- a link swapped in while the call runs ----------------------------------------------------
+
+RACE_ROUNDS = 300
+SWAPPER = """
+import os, sys
+root, flips = sys.argv[1], 0
+plain, link, file = (os.path.join(root, n) for n in ("plain.txt", "plain.lnk", "plain.tmp"))
+while not os.path.exists(os.path.join(root, "stop")):
+    if os.path.lexists(link):
+        os.unlink(link)
+    os.symlink(".env", link)
+    os.rename(link, plain)
+    with open(file, "w") as f:
+        f.write("DB_PASSWORD=none\\nDB_USER=app\\n")
+    os.rename(file, plain)
+    flips += 1
+print(flips)
+"""
+"""A local process that flips ``plain.txt`` between a file and a link to ``.env`` until told to stop."""
+
+
+async def test_a_link_swapped_in_mid_edit_does_not_show_the_secret(tmp_path, root):
+    """While ``plain.txt`` flips between a file and a link to ``.env``, edits of ``plain.txt``
+    ask for a text that is not there: an edit that checked a plain file must not then read
+    ``.env`` (writable, not readable) and quote it in its closest-text hint."""
+    (root / "plain.txt").write_text("DB_PASSWORD=none\nDB_USER=app\n")
+    swapper = subprocess.Popen([sys.executable, "-c", SWAPPER, str(root)], stdout=subprocess.PIPE, text=True)
+    hints = refused = 0
+    try:
+        async with server(tmp_path, root, "protected") as s:
+            for _ in range(RACE_ROUNDS):
+                _, text = await s.call("edit_file", path="plain.txt", edits=[{"oldText": "DB_PASSWORD=x\nDB_USER=app", "newText": "y"}])
+                hints += "The closest text is at" in text
+                refused += text.startswith("ACCESS_DENIED: ")
+    finally:
+        (root / "stop").touch()
+        flips = int(swapper.communicate(timeout=60)[0])
+    leaks = sum(MARK in seen for seen in s.seen)
+    print(f"{RACE_ROUNDS} rounds, {flips} flips, {hints} closest-text hints, {refused} refused, {leaks} leaks")
+    assert flips > RACE_ROUNDS and hints > 0  # the race ran, and plain reads got their hint
+    assert leaks == 0, [seen for seen in s.seen if MARK in seen][:3]
+    assert (root / ".env").read_text() == ENV

@@ -17,7 +17,7 @@ import stat as stat_mod
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import BinaryIO, TypeVar
 
@@ -222,6 +222,10 @@ class FileSystem:
         (an :class:`io.BytesIO` whose ``fileno()`` is the open file's descriptor).
         """
         p = self.resolve(path, Access.READ)
+        if p.access is Access.WRITE:
+            # A link swapped in on the way goes back through the policy as what this is, a read:
+            # a file tools may change but not read (protected, allow_write) is not read through it.
+            p = replace(p, access=Access.READ)
         self.guard.hold(p.path)
         with _mapped(p):
             fd, st = self._final(p, lambda dfd, name: _open_regular_stat(p, dfd, name, os.O_RDONLY))
