@@ -10,8 +10,10 @@ happens, and the result says what happened.
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
+import tarfile
 import sys
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -312,3 +314,31 @@ async def test_a_link_swapped_in_mid_edit_does_not_show_the_secret(tmp_path, roo
     assert flips > RACE_ROUNDS and hints > 0  # the race ran, and plain reads got their hint
     assert leaks == 0, [seen for seen in s.seen if MARK in seen][:3]
     assert (root / ".env").read_text() == ENV
+
+
+@POLICY
+async def test_archives_and_the_audit_log_hold_no_line_either(tmp_path, root, policy):
+    """Routes that never showed a protected file's lines, kept so under allow_write: an archive
+    of the tree leaves the protected files out; an archive at a protected name (``.env.tar``) is
+    neither written, listed nor extracted; the audit log keeps sizes and hashes of an edit."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        info = tarfile.TarInfo("inner.txt")
+        info.size = len(ENV)
+        tar.addfile(info, io.BytesIO(ENV.encode()))
+    (root / ".env.tar").write_bytes(buffer.getvalue())
+    async with server(tmp_path, root, policy, "--audit-log", str(tmp_path / "audit.jsonl")) as s:
+        packed = await s.ok("compress_files", paths=["."], output="packed.tar")
+        made = await s.call("compress_files", paths=["README.md"], output=".env.new.tar")
+        listed = await s.call("list_archive", archive=".env.tar")
+        extracted = await s.call("extract_archive", archive=".env.tar", destination="out")
+        await s.ok("edit_file", path=".env", edits=[{"oldText": "DB_USER=app", "newText": "DB_USER=web"}])
+    log = (tmp_path / "audit.jsonl").read_text()
+    assert MARK not in log and log.count("\n") == 5
+    if policy == "protected":
+        assert not s.leaked() and made[0] and listed[0] and extracted[0]
+        assert "protected (the secrets policy)" in packed and MARK.encode() not in (root / "packed.tar").read_bytes()
+        assert not (root / "out").exists()
+    else:
+        assert not made[0] and not listed[0] and not extracted[0]
+    assert "DB_USER=web" in (root / ".env").read_text()
