@@ -342,3 +342,21 @@ async def test_archives_and_the_audit_log_hold_no_line_either(tmp_path, root, po
     else:
         assert not made[0] and not listed[0] and not extracted[0]
     assert "DB_USER=web" in (root / ".env").read_text()
+
+
+@POLICY
+async def test_a_program_that_may_write_gets_no_protected_argument(tmp_path, root, policy):
+    """A writing command the operator allows (``cp``) names ``.env``: checked only as a write,
+    allow_write let it run, and where programs are not confined (``--sandbox off``, a kernel
+    without Landlock) the secret went to a readable name."""
+    config = tmp_path / "shell.toml"
+    config.write_text('[plugins.secrets]\nallow_write = true\n\n[plugins.shell]\nallow = ["cp"]\n')
+    extra = ["--disable", "secrets"] if policy == "plain" else []
+    async with serve_stdio(str(root), "--config", str(config), "--sandbox", "off", *extra) as client:
+        s = Calls(client)
+        is_error, text = await s.call("run_command", command="cp", args=[".env", "copy.txt"])
+        if (root / "copy.txt").exists():
+            await s.call("read_file", path="copy.txt")
+    check(s, policy)
+    if policy == "protected":
+        assert is_error and text.startswith("ACCESS_DENIED: ") and WITHHELD in text and not (root / "copy.txt").exists()

@@ -88,5 +88,9 @@ def check_paths(values: Iterable[str], cwd: ResolvedPath, access: Access, ctx: T
         raw = value if value.startswith("/") else f"{cwd.path}/{value}"
         try:
             ctx.fs.resolve(raw, access)
+            if access is Access.WRITE:
+                # A program that may write a path may read it too: a file tools may change but not
+                # read (protected, allow_write) is no program's argument.
+                ctx.fs.resolve(raw, Access.READ)
         except ToolError as exc:
             raise ToolError(exc.code, f"argument {value!r} of {command} is refused: {exc.message}. Nothing was run", exc.details) from None
