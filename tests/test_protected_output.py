@@ -5,7 +5,9 @@ Every route runs twice over stdio with the real server: the file protected (``al
 and the same file with the policy off (``--disable secrets``). Off, the marker appears in the
 result, which proves the route shows the file's lines and the test can see a leak; on, the
 marker is nowhere in the whole result (text, structuredContent, error), the change still
-happens, and the result says what happened.
+happens, and the result says what happened. The race at the end runs protected only: its
+control is the same run on the code before the host read a write-checked path as a read
+(10 and 26 leaks in 300 edits, two runs).
 """
 
 from __future__ import annotations
