@@ -7,11 +7,9 @@ streamable-HTTP client with the bearer header.
 from __future__ import annotations
 
 import os
-import re
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -24,7 +22,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from fsmcp import Access
 from fsmcp.defaults.secrets import refusal
-from fsmcp.testing import text_of
+from fsmcp.testing import http_url, text_of
 
 TOKEN = "correct-horse-battery-staple-42"
 INITIALIZE = {
@@ -62,18 +60,6 @@ def start(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> tupl
     return process, errors
 
 
-def wait_for_url(process: subprocess.Popen[bytes], errors: Path) -> str:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        # Printed once the socket listens: a request sent from then on waits for the app, never fails.
-        found = re.search(r"over HTTP at (http://\S+)", errors.read_text())
-        if found:
-            return found.group(1)
-        assert process.poll() is None, f"the server exited: {errors.read_text()}"
-        time.sleep(0.05)
-    raise AssertionError(f"the server did not start: {errors.read_text()}")
-
-
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[Served]:
     root = tmp_path / "root"
@@ -85,7 +71,7 @@ def served(tmp_path: Path) -> Iterator[Served]:
     token_file.chmod(0o600)
     process, errors = start(tmp_path, *HTTP, str(root), "--token-file", str(token_file))
     try:
-        yield Served(wait_for_url(process, errors), process.pid, root.resolve(), errors)
+        yield Served(http_url(process, errors), process.pid, root.resolve(), errors)
     finally:
         process.terminate()
         process.wait(timeout=30)
@@ -243,7 +229,7 @@ def test_it_listens_on_loopback_only(served):
 def test_a_non_loopback_address_needs_saying_and_is_warned_about(tmp_path):
     process, errors = start(tmp_path, *HTTP, str(tmp_path), "--host", "0.0.0.0", env={"FSMCP_TOKEN": TOKEN})
     try:
-        wait_for_url(process, errors)
+        http_url(process, errors)
         assert "warning: listening on 0.0.0.0, which other machines can reach" in errors.read_text()
     finally:
         process.terminate()
@@ -317,7 +303,7 @@ def test_fsmcp_toml_sets_transport_port_token_file_and_more_origins(tmp_path):
     )
     process, errors = start(tmp_path, "--config", str(config / "fsmcp.toml"), env={"FSMCP_TOKEN": "not this one"})
     try:
-        served = Served(wait_for_url(process, errors), process.pid, tmp_path.resolve(), errors)
+        served = Served(http_url(process, errors), process.pid, tmp_path.resolve(), errors)
         auth = f"Bearer {TOKEN}"
         assert post(served, INITIALIZE, Authorization=auth, Origin="https://app.example").status_code == 200
         assert post(served, INITIALIZE, Authorization=auth, Host="files.example").status_code == 200
@@ -343,7 +329,7 @@ async def test_a_refused_read_is_put_to_the_user_over_http_too(tmp_path):
         return types.ElicitResult(action="accept", content={"answer": answers.pop(0)})
 
     try:
-        served = Served(wait_for_url(process, errors), process.pid, root, errors)
+        served = Served(http_url(process, errors), process.pid, root, errors)
         async with session(served, elicitation_callback=user) as client:
             allowed = await client.call_tool("read_file", {"path": ".env"})
             denied = await client.call_tool("read_file", {"path": ".env"})

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
+import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -120,6 +123,20 @@ async def serve_stdio(
     )
     async with Client(params, mode=mode, **client_options) as client:
         yield client
+
+
+def http_url(process: subprocess.Popen[bytes], errors: Path) -> str:
+    """The address ``fsmcp serve --transport http`` (``process``, its stderr in ``errors``) listens at.
+
+    Printed once the socket listens: a request sent from then on waits for the app, never fails.
+    """
+    for _ in range(600):  # bounded by count: 30 s at most, however slow the machine
+        found = re.search(r"over HTTP at (http://\S+)", errors.read_text())
+        if found:
+            return found.group(1)
+        assert process.poll() is None, f"the server exited: {errors.read_text()}"
+        time.sleep(0.05)
+    raise AssertionError(f"the server did not start: {errors.read_text()}")
 
 
 class ToolCalls:

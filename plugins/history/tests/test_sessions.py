@@ -11,7 +11,6 @@ import json
 import re
 import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -19,7 +18,7 @@ from pathlib import Path
 import anyio
 import httpx2
 import pytest
-from fsmcp.testing import ToolCalls, serve_stdio, text_of
+from fsmcp.testing import ToolCalls, http_url, serve_stdio, text_of
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -62,7 +61,7 @@ def http(tree: Path, tmp_path: Path) -> Iterator:
             cwd=tmp_path, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=sink,
         )  # fmt: skip
     try:
-        url = _url(process, errors)
+        url = http_url(process, errors)
 
         @asynccontextmanager
         async def one() -> AsyncIterator[ToolCalls]:
@@ -79,16 +78,6 @@ def http(tree: Path, tmp_path: Path) -> Iterator:
     finally:
         process.terminate()
         process.wait(timeout=30)
-
-
-def _url(process: subprocess.Popen[bytes], errors: Path) -> str:
-    for _ in range(600):  # bounded by count: 30 s at most, however slow the machine
-        found = re.search(r"over HTTP at (http://\S+)", errors.read_text())
-        if found:
-            return found.group(1)
-        assert process.poll() is None, f"the server exited: {errors.read_text()}"
-        time.sleep(0.05)
-    raise AssertionError(f"the server did not start: {errors.read_text()}")
 
 
 TRANSPORTS = ["stdio", "http"]
