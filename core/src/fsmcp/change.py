@@ -19,10 +19,17 @@ class Change:
     its caller's change). ``session`` is the id of the client session that made the call
     (:class:`fsmcp.guard.Session`). ``paths`` are the paths announced so far, each once, in order.
     ``state`` is for the implementations of the change hooks, each under its plugin's name.
-    ``notes`` are sentences the host adds to the tool's result.
+    ``notes`` are sentences the host adds to the tool's result. ``protected`` is the host's
+    answer whether a path is protected (the secrets policy); without one, every path is.
     """
 
-    def __init__(self, tool: str, session: str, announce: Callable[[Change, list[ResolvedPath]], None]):
+    def __init__(
+        self,
+        tool: str,
+        session: str,
+        announce: Callable[[Change, list[ResolvedPath]], None],
+        protected: Callable[[ResolvedPath], bool] = lambda path: True,
+    ):
         self.tool = tool
         self.session = session
         self.time = time.time()
@@ -31,18 +38,21 @@ class Change:
         self.notes: list[str] = []
         self._seen: set[Path] = set()
         self._announce = announce
+        self._protected = protected
         # Parallel inner calls of one batch share the change: its hooks see one path at a time.
         self._lock = threading.RLock()
 
-    def before(self, paths: Iterable[ResolvedPath]) -> None:
+    def before(self, paths: Iterable[ResolvedPath], *, tree: bool = True) -> None:
         """Announce paths about to change; each reaches ``fsmcp_before_change`` once per call.
 
-        Every change first waits for the programs running to end (:mod:`fsmcp.order`)."""
+        ``tree=False`` is the primitive's word that no directory arrives whole at any of them
+        (a file written, a link or an empty directory made, an entry removed). Unless it says
+        so, first :meth:`order`."""
         paths = list(paths)
         if not paths:
             return
         with self._lock:
-            ORDER.change(self)  # held until the call ends: the host's _finish lets it go
+            self.order(paths, tree=tree)
             new = []
             for p in paths:
                 if p.path not in self._seen:
@@ -51,3 +61,12 @@ class Change:
             if new:
                 self.paths.extend(new)
                 self._announce(self, new)
+
+    def order(self, paths: Iterable[ResolvedPath], *, tree: bool = True) -> None:
+        """Wait for the programs running (:mod:`fsmcp.order`) when what arrives at ``paths`` could
+        show one a protected file: a directory tree (``tree``), or a path that is protected.
+
+        Once waited, the call keeps its place until it ends (the host's ``_finish`` lets it go):
+        a rollback or a later step of the call puts back what it likes meanwhile."""
+        if tree or any(self._protected(p) for p in paths):
+            ORDER.change(self)

@@ -147,10 +147,17 @@ class FileSystem:
         """The roots' descriptors, for the host's own modules that restore what they saved."""
         return self._conf
 
-    def _changing(self, *paths: ResolvedPath) -> None:
+    def _changing(self, *paths: ResolvedPath, tree: bool = True) -> None:
         for p in paths:
             self.guard.hold(p.path)
-        _changing(*paths)
+        _changing(*paths, tree=tree)
+
+    def _tree(self, p: ResolvedPath) -> bool:
+        """Whether the entry at ``p`` (not followed) is, or may be, a directory: anything but a file or link."""
+        try:
+            return self.kind(p, follow_links=False) not in ("file", "symlink")
+        except ToolError:
+            return True
 
     # -- resolution ---------------------------------------------------------------------------
 
@@ -380,7 +387,7 @@ class FileSystem:
         never a mix; a failure leaves the old file byte for byte as it was.
         """
         p = self.resolve(path, Access.WRITE)
-        self._changing(p)
+        self._changing(p, tree=False)
         if isinstance(data, (bytes, bytearray, memoryview)):
             self._check_size(len(data))
             data = [bytes(data)]
@@ -460,7 +467,7 @@ class FileSystem:
     def append(self, path: PathArg, data: bytes, *, create: bool = False) -> int:
         """Append bytes; on failure the file is cut back to its old length. Returns the new size."""
         p = self.resolve(path, Access.WRITE)
-        self._changing(p)
+        self._changing(p, tree=False)
 
         def append(dfd: int, name: str) -> int:
             fd, made = _open_for_append(p, dfd, name, create)
@@ -492,7 +499,7 @@ class FileSystem:
     def mkdir(self, path: PathArg, *, parents: bool = True) -> bool:
         """Create a directory (and its parents); True when it did not exist before."""
         p = self.resolve(path, Access.WRITE)
-        self._changing(p)
+        self._changing(p, tree=False)  # empty, as are the parents made for it
 
         def make(dfd: int, name: str) -> None:
             try:
@@ -515,6 +522,8 @@ class FileSystem:
     def chmod(self, path: PathArg, mode: int) -> None:
         """Set the permission bits of a file or directory (a link's target, inside the roots)."""
         p = self.resolve(path, Access.WRITE)
+        # Ordered: a directory the server's user could not list when a program started (so its
+        # protected files went unlisted) would open to that program, which runs as the same user.
         self._changing(p)
 
         def chmod(dfd: int, name: str) -> None:
@@ -536,7 +545,8 @@ class FileSystem:
             raise ToolError(ErrorCode.INVALID_PARAMS, "a link target must be a non-empty path without NUL bytes or lone surrogates")
         if self._inside(p.path.parent, target) is None:
             raise ToolError(ErrorCode.ACCESS_DENIED, f"the link {p} would point to {target!r}, outside the allowed directories")
-        self._changing(p)
+        # A link brings nothing into view: a program opening it meets its target, masked as it was.
+        self._changing(p, tree=False)
         with _mapped(p), self._parents_undone_on_failure(True) as created:
             self._final(p, lambda dfd, name: os.symlink(target, name, dir_fd=dfd), created)
 
@@ -552,7 +562,10 @@ class FileSystem:
             for path in paths:
                 p = self.resolve(path, Access.WRITE, follow_links=False)
                 with _mapped(p):
-                    snap.add(p)
+                    tree = snap.add(p)
+                # What a rollback puts back arrives as a tree would: the call waits its turn now.
+                if (change := current.change()) is not None:
+                    change.order([p], tree=tree)
         except BaseException:
             snap.discard()
             raise
@@ -562,7 +575,9 @@ class FileSystem:
         """Delete a file, link or directory (a link itself, never its target). Returns the kind."""
         p = self.resolve(path, Access.WRITE, follow_links=False)
         self._refuse_roots(p, "deleted")
-        self._changing(p)
+        # A directory deleted may come back whole while programs run: its journal copy or a
+        # rollback's puts it back, unlike a file, which holds nothing protected (its name aside).
+        self._changing(p, tree=self._tree(p))
         with self.guard.changing(p.path), _mapped(p), self._conf.at(p) as place:
             kind = kind_of(dirfd.lstat(place.fd, place.name).st_mode)
             if kind != "directory":
@@ -583,8 +598,9 @@ class FileSystem:
         self._refuse_into_itself(src, dst, "move")
         if self.keep_protected is not None:
             self.keep_protected(src, dst, "moving")
+        tree = self._tree(src)
         if src.path != dst.path:
-            self._changing(src, dst)
+            self._changing(src, dst, tree=tree)
         with ExitStack() as stack:
             stack.enter_context(self.guard.changing(src.path, dst.path))
             stack.callback(self.guard.moved, src.path, dst.path)
@@ -603,7 +619,7 @@ class FileSystem:
                 except OSError as exc:
                     if exc.errno != errno.EXDEV:
                         raise
-                    self._copy_into_place(s, d, overwrite)
+                    self._copy_into_place(s, d, overwrite, src, tree)
                     dirfd.remove_node(s.fd, s.name)
                     dirfd.fsync_dir(s.fd)
                 dirfd.fsync_dir(d.fd)
@@ -615,8 +631,9 @@ class FileSystem:
         self._refuse_into_itself(src, dst, "copy")
         if self.keep_protected is not None:
             self.keep_protected(src, dst, "copying")
+        tree = self._tree(src)
         if src.path != dst.path:
-            self._changing(dst)
+            self._changing(dst, tree=tree)
         with ExitStack() as stack:
             stack.enter_context(self.guard.changing(dst.path))
             stack.callback(self.guard.moved, dst.path)
@@ -633,14 +650,17 @@ class FileSystem:
                 d = stack.enter_context(self._conf.at(dst, created))
             self._clear_destination(st.st_mode, d, dst, overwrite)
             with _mapped(dst):
-                self._copy_into_place(s, d, overwrite)
+                self._copy_into_place(s, d, overwrite, src, tree)
         return kind
 
     @staticmethod
-    def _copy_into_place(s: Place, d: Place, overwrite: bool) -> None:
+    def _copy_into_place(s: Place, d: Place, overwrite: bool, src: ResolvedPath, tree: bool) -> None:
         staging = temp_name(d.name)
         try:
             dirfd.copy_node(s.fd, s.name, d.fd, staging)
+            if not tree and stat_mod.S_ISDIR(dirfd.lstat(d.fd, staging).st_mode):
+                # Announced as a file, a tree now: it did not wait for the programs running.
+                raise ToolError(ErrorCode.EDIT_CONFLICT, f"{src} became a directory while being copied; nothing was changed: run it again")
             try:
                 old_mode = dirfd.lstat(d.fd, d.name).st_mode
             except FileNotFoundError:
@@ -703,11 +723,11 @@ def temp_name(name: str) -> str:
     return f".{os.fsdecode(raw)}{tail}"
 
 
-def _changing(*paths: ResolvedPath) -> None:
+def _changing(*paths: ResolvedPath, tree: bool = True) -> None:
     # Before anything changes (under the files' locks): the call's change hooks (the journal) see the old state.
     change = current.change()
     if change is not None:
-        change.before(paths)
+        change.before(paths, tree=tree)
 
 
 def _encodable(name: str) -> bool:

@@ -341,6 +341,8 @@ class Host:
                     raise
                 finally:
                     ORDER.ended(ctx)
+                    if own and not ctx.change.paths:
+                        ORDER.changed(ctx.change)  # waited its turn (a snapshot), announced nothing: no _finish
                     ctx.done(token)
                     self.in_flight.discard(ctx)
                 if own and ctx.change.paths:
@@ -402,7 +404,7 @@ class Host:
         change = caller.change if caller is not None and caller.change is not None else None
         ctx = ToolContext(
             fs=self.fs, settings=self.settings, tool=tool, tools=self.tools, send_progress=send_progress, run_tool=self.run_named,
-            budget=budget, change=change or Change(tool.name, current_session().id, self._announce), journal=self.journal,
+            budget=budget, change=change or Change(tool.name, current_session().id, self._announce, self.is_protected), journal=self.journal,
             protected=self.protected, is_protected=self.is_protected,
         )
         return args, ctx, change is None
@@ -449,6 +451,8 @@ class Host:
                 out = _noted(out, self._finish(ctx.change, False))
             return out
         finally:
+            if own and not ctx.change.paths:
+                ORDER.changed(ctx.change)  # waited its turn (a snapshot), announced nothing: no _finish
             ctx.done(token)
             self.in_flight.discard(ctx)
 

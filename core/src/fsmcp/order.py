@@ -1,13 +1,21 @@
-"""The server's own changes and the programs it starts, one after the other.
+"""The server's changes that could show a program a protected file, and its programs: one after the other.
 
 A program is shown the protected files that exist when it starts: masked by mounts, or left
 out of its Landlock ruleset. Rules and mounts hold on what was there; a directory holding a
 ``.env`` that the server moves or copies into view while the program runs would be seen whole.
-So the two never overlap: a change the server is about to make (every primitive announces its
-paths to the call's :class:`~fsmcp.change.Change` first) waits until no program runs, and a
-program starts only once no other call's change is under way (its own call's earlier changes
-are done: they were made one after the other). A program holds its place until its call ends
-(the plugins kill and reap the process group before that), a change until its call ends.
+So such a change and a program never overlap: the change waits until no program runs, and a
+program starts only once no other call's such change is under way (its own call's earlier
+changes are done: they were made one after the other). A program holds its place until its
+call ends (the plugins kill and reap the process group before that), a change until its call ends.
+
+Which changes wait is decided by :meth:`fsmcp.change.Change.order`, with what the primitives
+(:mod:`fsmcp.fs`) say of what they do: one that moves or copies a directory, removes one (its
+copy in the journal, or the call's rollback, may bring it back), changes a mode (a directory
+the listing could not read may open), saves a directory for a rollback (a snapshot), puts
+saved trees back (undo), has the journal copy a directory into its own inside a root (made
+after a program started, it is not hidden from it), or touches a protected path. A primitive
+that says nothing is ordered. Writing, editing, appending to, linking, removing a file or making an empty
+directory, under a name nothing protects, neither waits nor holds a program back.
 
 A change waiting here blocks new programs, so a stream of commands cannot keep it waiting for
 ever; it still waits for every program already running, up to their time limits, and gives up
@@ -33,14 +41,14 @@ class Order:
     def __init__(self) -> None:
         self._cond = threading.Condition()
         self._changes: set[Any] = set()
-        """The calls' changes under way, until their calls end."""
+        """The calls' ordered changes under way, until their calls end."""
         self._programs: dict[Any, int] = {}
         """Programs started, by the call that started them, until that call ends."""
         self._waiting = 0
         """Changes waiting for programs to end: no program starts meanwhile."""
 
     def change(self, change: Any) -> None:
-        """Before ``change`` touches a path: wait (in a worker thread) until no program runs."""
+        """Before ``change`` brings what could be a protected file into view: wait (in a worker thread) until no program runs."""
         with self._cond:
             if not self._programs:
                 self._changes.add(change)

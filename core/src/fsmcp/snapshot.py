@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -30,21 +31,25 @@ class Snapshot:
         self._saved: list[tuple[ResolvedPath, str | None, ResolvedPath | None]] = []
         self._seen: set[Path] = set()
 
-    def add(self, p: ResolvedPath) -> None:
-        """Record one more path (a second record of the same path is ignored)."""
+    def add(self, p: ResolvedPath) -> bool:
+        """Record one more path (a second record of the same path is ignored).
+
+        True when what was saved is a directory: a restore would put back a whole tree."""
         if p.path in self._seen:
-            return
+            return False
         self._seen.add(p.path)
         if not self._exists(p):
             first_missing = p
             while not self._exists(parent := ResolvedPath(first_missing.path.parent, p.root, p.access, False)):
                 first_missing = parent
             self._saved.append((p, None, first_missing))
-            return
+            return False
         copy = str(len(self._saved))
         with self._conf.at(p) as place, self._opened() as store:
             dirfd.copy_node(place.fd, place.name, store, copy)
+            tree = stat.S_ISDIR(dirfd.lstat(store, copy).st_mode)
         self._saved.append((p, copy, None))
+        return tree
 
     def restore(self) -> None:
         """Put every recorded path back, newest record first; then forget the copies.
