@@ -505,3 +505,26 @@ async def test_a_journal_made_while_a_program_runs_never_shows_it_a_copied_secre
     assert not seen["mkdir"][0] and "done" in seen["shell"][1]
     assert any(MARKER in p.read_text(errors="replace") for p in (root / ".state").rglob("*") if p.is_file())  # the journal kept a/.env
     assert _leaked(seen["shell"][1]) == []
+
+
+async def test_a_call_that_waited_its_turn_for_a_snapshot_alone_lets_programs_start_after_it(tmp_path):
+    import fsmcp_batch.hooks
+    import fsmcp_shell.hooks
+    import fsmcp_write.hooks
+
+    from fsmcp.order import ORDER
+    from fsmcp.testing import connect, host_for
+
+    root = _seed(tmp_path, False)
+    load = [("batch", fsmcp_batch.hooks), ("shell", fsmcp_shell.hooks), ("write", fsmcp_write.hooks)]
+    host = host_for([root], load, sandbox="require", plugins={"shell": {"allow_shell": True}})
+    # a/ is saved for the rollback (a tree: the call waits its turn), then the move is refused
+    # before it announces any path, and the rollback puts a/ back.
+    steps = [{"tool": "move_file", "arguments": {"source": "a", "destination": "a/inner"}}]
+    async with connect(host) as client:
+        batch = await client.call_tool("batch_operations", {"operations": steps, "transactional": True})
+        assert not ORDER._changes, ORDER._changes
+        with anyio.fail_after(60):  # left in the order, it would hold every program back for ever
+            result = await client.call_tool("run_command", {"command": "cat", "args": ["a/notes.txt"]})
+    print(text_of(batch), text_of(result), sep="\n---\n")
+    assert "into itself" in text_of(batch) and not result.is_error and "plain" in text_of(result)
