@@ -528,3 +528,29 @@ async def test_a_call_that_waited_its_turn_for_a_snapshot_alone_lets_programs_st
             result = await client.call_tool("run_command", {"command": "cat", "args": ["a/notes.txt"]})
     print(text_of(batch), text_of(result), sep="\n---\n")
     assert "into itself" in text_of(batch) and not result.is_error and "plain" in text_of(result)
+
+
+@pytest.mark.parametrize("way", ["root", "landlock-alone"])
+async def test_a_protected_file_written_while_a_program_runs_waits_for_it(place, way):
+    """Where the operator lets tools write protected files, a new one is not hidden from a
+    program already running (it was not there to be listed): its write waits for the program."""
+    root = _seed(place, False)
+    config = place / "fsmcp.toml"
+    config.write_text(config.read_text() + "\n[plugins.secrets]\nallow_write = true\n")
+    # The shell looks (bounded) for the new .env, and reads it if it comes.
+    script = "touch started; i=0; while [ ! -e c/.env ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; cat c/.env; echo done $i"
+    seen: dict[str, tuple[bool, str]] = {}
+    async with _serve(place, root, WAYS[way]) as client:
+
+        async def shell() -> None:
+            result = await client.call_tool("run_shell", {"command": script})
+            seen["shell"] = (bool(result.is_error), text_of(result))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(shell)
+            await _until(lambda: (root / "started").exists() or "shell" in seen)
+            result = await client.call_tool("write_file", {"path": "c/.env", "content": f"TOKEN={MARKER}-written\n"})
+            seen["write"] = (bool(result.is_error), text_of(result))
+    print(seen)
+    assert not seen["write"][0] and (root / "c" / ".env").exists(), seen
+    assert "done" in seen["shell"][1] and _leaked(seen["shell"][1]) == []
