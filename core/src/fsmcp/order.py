@@ -14,8 +14,8 @@ copy in the journal, or the call's rollback, may bring it back), changes a mode 
 the listing could not read may open), saves a directory for a rollback (a snapshot), puts
 saved trees back (undo), has the journal copy a directory into its own inside a root (made
 after a program started, it is not hidden from it), or touches a protected path. A primitive
-that says nothing is ordered. Writing, editing, appending to, linking, removing a file or making an empty
-directory, under a name nothing protects, neither waits nor holds a program back.
+that says nothing is ordered. Writing, editing, appending to, linking, removing a file or
+making an empty directory, under a name nothing protects, neither waits nor holds a program back.
 
 A change waiting here blocks new programs, so a stream of commands cannot keep it waiting for
 ever; it still waits for every program already running, up to their time limits, and gives up
