@@ -48,7 +48,7 @@ class Order:
         """Changes waiting for programs to end: no program starts meanwhile."""
 
     def change(self, change: Any) -> None:
-        """Before ``change`` brings what could be a protected file into view: wait (in a worker thread) until no program runs."""
+        """Before ``change`` could bring a protected file into view: wait (in a worker thread) until no program runs."""
         with self._cond:
             if not self._programs:
                 self._changes.add(change)
