@@ -476,37 +476,6 @@ async def test_a_grep_racing_an_undo_or_a_batch_that_brings_a_secret_back_never_
     assert leaks == [] and refused == []
 
 
-@pytest.mark.parametrize("way", ["root", "landlock-alone"])
-async def test_a_journal_made_while_a_program_runs_never_shows_it_a_copied_secret(place, way):
-    """A plain change (create_directory of a directory that exists) waits for nothing, but the
-    journal copies that directory, .env and all, into its own directory inside the root, made
-    after the program started and so not hidden from it: that change waits its turn."""
-    root = _seed(place, False)
-    config = place / "fsmcp.toml"
-    config.write_text(f'journal = "{root}/.state/journal"\n' + config.read_text())
-    # The journal does not exist yet; the shell waits (bounded) for its first change, then reads it.
-    script = (
-        'i=0; while [ -z "$(ls .state/journal/changes 2>/dev/null)" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; '
-        "grep -r MARKER .state; echo done $i"
-    )
-    seen: dict[str, tuple[bool, str]] = {}
-    async with _serve(place, root, WAYS[way]) as client:
-
-        async def shell() -> None:
-            result = await client.call_tool("run_shell", {"command": f"touch started; {script}"})
-            seen["shell"] = (bool(result.is_error), text_of(result))
-
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(shell)
-            await _until(lambda: (root / "started").exists() or "shell" in seen)
-            result = await client.call_tool("create_directory", {"path": "a"})
-            seen["mkdir"] = (bool(result.is_error), text_of(result))
-    print(seen)
-    assert not seen["mkdir"][0] and "done" in seen["shell"][1]
-    assert any(MARKER in p.read_text(errors="replace") for p in (root / ".state").rglob("*") if p.is_file())  # the journal kept a/.env
-    assert _leaked(seen["shell"][1]) == []
-
-
 async def test_a_call_that_waited_its_turn_for_a_snapshot_alone_lets_programs_start_after_it(tmp_path):
     import fsmcp_batch.hooks
     import fsmcp_shell.hooks

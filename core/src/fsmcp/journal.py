@@ -195,26 +195,8 @@ class Journal:
         pending = change.state.get(NAME)
         if pending is None:
             pending = change.state[NAME] = _Pending(self, fs.confinement)
-        inside = self._inside(fs)
         for p in paths:
-            if inside and self._tree(pending, p):
-                # Its copy may hold a protected file, in a journal a program started before the
-                # journal's directory was made could see: the call waits its turn first.
-                change.order([p])
             pending.add(p)
-
-    def _inside(self, fs: FileSystem) -> bool:
-        """Whether the journal's directory lies inside a root, where a program could see it."""
-        real = Path(os.path.realpath(self.dir))
-        return any(real.is_relative_to(root.path) for root in fs.roots.roots)
-
-    @staticmethod
-    def _tree(pending: _Pending, p: ResolvedPath) -> bool:
-        try:
-            st = _lstat(pending.conf, p)
-        except (OSError, ToolError):
-            return True  # unknown: the journal gives up on it, the order errs on the safe side
-        return st is not None and stat_mod.S_ISDIR(st.st_mode)
 
     @hookimpl
     def fsmcp_after_change(self, change: Change, failed: bool) -> str | None:
