@@ -255,7 +255,8 @@ async def test_a_program_whose_hidden_files_changed_since_their_listing_is_not_s
     text = text_of(result)
     print(text)
     assert result.is_error and text.startswith("PERMISSION_DENIED: /bin/sh was not started: it could not be confined")
-    assert f"{root}/a/.env: No such file or directory" in text and "Nothing ran" in text
+    # The directory above the .env is held in place first: it is the path found missing.
+    assert f"{root}/a: No such file or directory" in text and "Nothing ran" in text
     assert not (root / "ran.txt").exists()
 
 
@@ -523,3 +524,32 @@ async def test_a_protected_file_written_while_a_program_runs_waits_for_it(place,
     print(seen)
     assert not seen["write"][0] and (root / "c" / ".env").exists(), seen
     assert "done" in seen["shell"][1] and _leaked(seen["shell"][1]) == []
+
+
+@pytest.mark.parametrize("way", list(WAYS))
+async def test_a_program_cannot_carry_a_hidden_file_away_from_its_protected_name(place, way):
+    """A mask hides a protected file at its path; a program that renames a directory above it
+    (``.aws`` → ``aws``, or ``a`` into a root whose secrets policy is off) would leave the file,
+    on the disk, under a name no policy protects, for the server's own ``read_file``. The
+    directories above a hidden file stay where they are while the program runs."""
+    root = _seed(place, way == "nobody")
+    (root / ".aws").mkdir()
+    (root / ".aws" / "credentials").write_text(f"key={MARKER}-aws\n")
+    off = place / "off"
+    off.mkdir()
+    if way == "nobody":
+        for path in (root / ".aws", root / ".aws" / "credentials", off):
+            os.chown(path, NOBODY, NOBODY)
+    config = place / "fsmcp.toml"
+    config.write_text(config.read_text() + f'[plugins.secrets.roots."{off}"]\nenabled = false\n')
+    command = f"mv .aws aws; mv a {off}/a; mv a/.env e; echo done"
+    async with serve_stdio(
+        str(root), str(off), "--config", str(config), "--enable", "shell,write,read",
+        env={"XDG_STATE_HOME": str(place / "state")}, under=WAYS[way],
+    ) as client:
+        shell = text_of(await client.call_tool("run_shell", {"command": command}))
+        reads = [text_of(await client.call_tool("read_file", {"path": str(path)})) for path in (root / "aws" / "credentials", off / "a" / ".env", root / "e")]
+    print(shell, *reads, sep="\n")
+    assert "done" in shell
+    assert not any(MARKER in text for text in reads), reads
+    assert (root / ".aws" / "credentials").read_text() == f"key={MARKER}-aws\n" and (root / "a" / ".env").exists()

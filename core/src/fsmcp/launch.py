@@ -11,11 +11,12 @@ program starts already inside the ruleset, as do all its children.
 
 ``MASKS`` is ``-``, ``no-links`` (the ruleset hides the protected files: :func:`forbid_links`),
 or a descriptor to read the protected paths from (NUL-separated, absolute; a directory's ends
-with ``/``), each checked again here to be what was listed. Then, before the ruleset, the launcher enters a user and mount
+with ``/``; a directory above one, to hold in place, is given first, behind ``=``), each checked
+again here to be what was listed. Then, before the ruleset, the launcher enters a user and mount
 namespace of its own (``unshare`` is refused to a threaded process: this one is not) and mounts
 an empty read-only file (or directory) over each: the program, and everything it starts, reads
 nothing there, cannot write there, and cannot remove, rename or link what is mounted
-(EBUSY, EXDEV). The ruleset denies the program ``mount`` and ``umount``, so it cannot lift
+(EBUSY, EXDEV), nor rename a directory above it (each is mounted on itself: EBUSY). The ruleset denies the program ``mount`` and ``umount``, so it cannot lift
 them. The user namespace maps every user and group the launcher knows to itself, so file
 ownership and permissions read as before. ``launch.py --probe`` does the same on nothing and
 says by its status whether this system allows it. ``STATUS`` is ``-`` or a pipe's descriptor:
@@ -41,6 +42,8 @@ MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVA
 FSCONFIG_SET_STRING, FSCONFIG_CMD_CREATE = 1, 6
 OPEN_TREE_CLONE, MOVE_MOUNT_F_EMPTY_PATH, AT_FDCWD = 1, 0x4, -100
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
+HOLD = "="
+"""Before a path in ``MASKS``: a directory above a protected file, to hold in place (:func:`hold`), not to mask."""
 NO_LINKS = "no-links"
 """``MASKS`` when the protected files are hidden by Landlock alone: no hard links (see :func:`forbid_links`)."""
 LINK_CALLS = {"x86_64": (0xC000003E, (86, 265, 425)), "aarch64": (0xC00000B7, (37, 425))}
@@ -185,6 +188,17 @@ def as_listed(path: str) -> None:
         raise OSError(0, f"listed as {'a directory' if path.endswith('/') else 'a file'}, it is {now} now", path)
 
 
+def hold(path: str) -> None:
+    """Mount the directory ``path`` on itself: in this namespace it is a mount point, which no
+    one here can rename or remove (EBUSY). A directory above a masked file moved elsewhere
+    would take the file, on the disk, out from under the name that protects it."""
+    mode = os.lstat(path).st_mode  # FileNotFoundError when it vanished
+    if not stat.S_ISDIR(mode):
+        raise OSError(0, "listed as a directory above a protected file, it is no directory now", path)
+    target = os.fsencode(path)
+    _check(_libc.mount(target, target, None, ctypes.c_ulong(MS_BIND | MS_REC), None), f"mount --rbind {path}")
+
+
 def hide(fd: int) -> None:
     with os.fdopen(fd, "rb") as f:
         paths = [os.fsdecode(p) for p in f.read().split(b"\0") if p]
@@ -194,8 +208,11 @@ def hide(fd: int) -> None:
     tree = empty_tree()
     try:
         for path in paths:
-            as_listed(path)
-            mask(tree, path)
+            if path.startswith(HOLD):
+                hold(path[len(HOLD) :])
+            else:
+                as_listed(path)
+                mask(tree, path)
     finally:
         os.close(tree)
     # The working directory was entered before the masks: enter it again through them.

@@ -141,6 +141,25 @@ def can_mount() -> bool:
     return done.returncode == 0
 
 
+def above(paths: Iterable[str], roots: Iterable[str]) -> list[str]:
+    """The directories between each of ``paths`` and the innermost root holding it (the root
+    left out: a program cannot rename it), outermost first, each once."""
+    tops = sorted((r.rstrip("/") for r in roots), key=len, reverse=True)
+    found: dict[str, None] = {}
+    for path in paths:
+        path = path.rstrip("/")
+        top = next((t for t in tops if path.startswith(t + "/")), None)
+        if top is None:
+            continue
+        chain = []
+        parent = os.path.dirname(path)
+        while len(parent) > len(top):
+            chain.append(parent)
+            parent = os.path.dirname(parent)
+        found.update(dict.fromkeys(reversed(chain)))
+    return sorted(found, key=lambda d: d.count("/"))
+
+
 def listing(paths: Iterable[str]) -> int:
     """A descriptor (for the launcher, not inherited unless passed) reading ``paths`` NUL-separated from the start."""
     fd = os.memfd_create("fsmcp-protected", os.MFD_CLOEXEC)

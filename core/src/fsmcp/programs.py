@@ -199,13 +199,16 @@ async def start_program(
     # in above the pinned file between this check and the launcher's mounts would bring its own.
     hidden_by_rules = hidden if pinned or not mounts else ()
     fd = ruleset(ctx, sandbox.abi, program, writes=writes, network=network, runs=runs, hidden=hidden_by_rules, pinned=pinned).build()
-    listed = masks.listing(hidden) if mounts else None
+    from .launch import HOLD, NO_LINKS  # here: the launcher's module loads libc
+
+    # A directory above a hidden (or allowed) file is held in place too: renamed, it would carry
+    # the file out from under the name that protects it, to be read by the server's own tools.
+    held = masks.above([*hidden, *pinned], (str(root.path) for root in ctx.fs.roots.roots)) if mounts else []
+    listed = masks.listing([*(HOLD + d for d in held), *hidden]) if mounts else None
     status, told = os.pipe()
     fds = (fd, told) if listed is None else (fd, told, listed)
     try:
         # Hidden by Landlock alone, a protected file could be linked to a plain name the server reads.
-        from .launch import NO_LINKS
-
         hide = str(listed) if listed is not None else NO_LINKS if hidden else "-"
         launcher = [sys.executable, "-I", "-S", masks.LAUNCHER, str(fd), hide, str(told)]
         process = await anyio.open_process([*launcher, program, *argv], pass_fds=fds, **options)
