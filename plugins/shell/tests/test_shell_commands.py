@@ -190,6 +190,20 @@ def test_an_unusable_configuration_stops_the_start_and_says_why(root, shell, pro
     assert problem in str(info.value) and "[plugins.shell] configuration is wrong" in str(info.value)
 
 
+# Each of these ran `id` through run_command once allowed (an attack pass: `prlimit id`,
+# `setpriv id`, `sqlite3 :memory: ".shell id"`, `cmake -P`, `zip -TT`, `fakeroot id`), or runs a
+# program it is given as plainly (a compiler's -wrapper, a loader, a multiplexer).
+@pytest.mark.parametrize(
+    "name",
+    ["prlimit", "setpriv", "fakeroot", "sg", "runcon", "valgrind", "tmux", "screen", "npx", "ld.so", "ld-linux-x86-64.so.2", "ldd",
+     "sqlite3", "cmake", "zip", "perldoc", "perlbug", "pydoc3", "npm", "gcc", "cc", "c89-gcc", "g++", "clang", "gcc-12", "x86_64-linux-gnu-gcc-12", "tcc"],
+)
+def test_commands_that_run_other_programs_are_unconfined_too(root, name):
+    with pytest.raises(HostError) as info:
+        tools_of(root, {"allow": ["grep", name]})
+    assert f"allow lists {name} " in str(info.value) and "allow_unconfined = true" in str(info.value)
+
+
 def test_unconfined_commands_need_the_operators_explicit_consent(root):
     assert "run_command" in tools_of(root, {"allow": ["sh"], "allow_unconfined": True})
 

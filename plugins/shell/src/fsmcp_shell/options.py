@@ -24,14 +24,20 @@ UNCONFINED = {
     "runs the command named in its arguments": (
         "env", "xargs", "nice", "nohup", "timeout", "stdbuf", "setsid", "time", "chroot", "sudo", "doas", "su",
         "runuser", "ionice", "taskset", "chrt", "flock", "watch", "parallel", "strace", "ltrace", "gdb", "unshare",
-        "nsenter", "script", "expect", "unbuffer", "systemd-run", "firejail", "at", "batch",
+        "nsenter", "script", "expect", "unbuffer", "systemd-run", "firejail", "at", "batch", "prlimit", "setpriv",
+        "fakeroot", "sg", "runcon", "valgrind", "tmux", "screen", "npx", "pnpx", "ld.so", "ldd", "capsh", "bwrap",
+        "numactl", "cgexec", "pkexec", "faketime", "torsocks", "proxychains", "proxychains4", "chpst",
     ),
     "runs programs from its input or configuration": (
         "git", "make", "tar", "ssh", "scp", "rsync", "vi", "vim", "nvim", "ed", "ex", "emacs", "less", "more", "man",
-        "java", "jshell", "julia", "Rscript", "R", "osascript", "pwsh", "deno", "bun", "irb",
+        "java", "jshell", "julia", "Rscript", "R", "osascript", "pwsh", "deno", "bun", "irb", "sqlite3", "cmake",
+        "zip", "perldoc", "perlbug", "npm", "yarn", "pnpm", "pip", "pip3", "ninja", "meson",
     ),
 }
-_INTERPRETER = re.compile(r"^(python|pypy|perl|ruby|php|lua|node|tclsh|wish)[0-9.]*$")
+_INTERPRETER = re.compile(r"^(python|pypy|pydoc|perl|ruby|php|lua|node|tclsh|wish)[0-9.]*$")
+# Compilers and the dynamic loader, by any prefix or version: a compiler runs the program its
+# -wrapper names, the loader any program given it (ld-linux-x86-64.so.2 ./x).
+_RUNNER = re.compile(r"^([a-z0-9_]+-linux-gnu[a-z]*-)?(gcc|g\+\+|cc|c\+\+|c89-gcc|c99-gcc|clang|clang\+\+|tcc)(-[0-9.]+)?$|^ld-linux.*\.so(\.[0-9]+)*$")
 _BARE_NAME = re.compile(r"^[A-Za-z0-9_+][A-Za-z0-9._+-]*$")
 
 
@@ -41,6 +47,8 @@ def unconfined_reason(name: str) -> str | None:
             return reason
     if _INTERPRETER.match(name):
         return "is an interpreter: it runs any program"
+    if _RUNNER.match(name):
+        return "runs the program its arguments name (a compiler's -wrapper, the loader)"
     return None
 
 
