@@ -553,3 +553,76 @@ async def test_a_program_cannot_carry_a_hidden_file_away_from_its_protected_name
     assert "done" in shell
     assert not any(MARKER in text for text in reads), reads
     assert (root / ".aws" / "credentials").read_text() == f"key={MARKER}-aws\n" and (root / "a" / ".env").exists()
+
+
+async def test_a_directory_past_path_max_stops_programs_rather_than_show_them_its_files(place):
+    """The walk for protected files reads each directory by its path: one moved past PATH_MAX
+    (the server's own move_file takes a name up to it) was skipped, and a program walking by
+    descriptor (grep -r) read the .env in it. What such a directory holds is not known, so it is
+    hidden whole, which the launcher cannot do past PATH_MAX: the program is not started."""
+    root = _seed(place, False)
+    (root / "app" / "config").mkdir(parents=True)
+    (root / "app" / "config" / ".env").write_text(f"TOKEN={MARKER}-deep\n")
+    # A chain of directories 4,088 bytes long: app moved to its end still has a name the server
+    # takes (4,092 bytes), app/config lies past PATH_MAX.
+    chain, fd = str(root / "deep"), os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    os.mkdir("deep", dir_fd=fd)
+    fd, old_fd = os.open("deep", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd), fd
+    os.close(old_fd)
+    while len(chain) < 4088:
+        part = "d" * min(200, 4088 - len(chain) - 1)
+        os.mkdir(part, dir_fd=fd)
+        fd, old_fd = os.open(part, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd), fd
+        os.close(old_fd)
+        chain += "/" + part
+    os.close(fd)
+    async with _serve(place, root, None) as client:
+        moved = await client.call_tool("move_file", {"source": "app", "destination": f"{chain}/app"})
+        assert not moved.is_error, text_of(moved)
+        result = await client.call_tool("run_command", {"command": "grep", "args": ["-r", MARKER, "deep"]})
+    text = text_of(result)
+    assert f"{MARKER}-deep" not in text, text
+    assert result.is_error and "was not started" in text and "File name too long" in text, text
+
+
+async def test_a_directory_a_program_made_unreadable_is_hidden_whole_from_the_next(place):
+    """Run as nobody, the server cannot read a directory a program made mode 000; the walk
+    skipped it ("unreadable to the server, to its programs too"), and the next program, its
+    owner, made it readable again and read the .env in it. It is hidden whole instead."""
+    root = _seed(place, True)
+    async with _serve(place, root, AS_NOBODY) as client:
+        await client.call_tool("run_shell", {"command": "chmod 000 a"})
+        after = text_of(await client.call_tool("run_shell", {"command": "chmod 755 a; cat a/.env; echo done"}))
+    os.chmod(root / "a", 0o755)
+    print(after)
+    assert "done" in after and f"{MARKER}-secret" not in after, after
+
+
+async def test_protected_names_hold_whatever_root_the_program_sees(place):
+    """Names are matched from the operator's root, as the tools match them: a client's MCP root
+    narrowed to ``R/.aws``, or an operator root nested at ``R/.aws``, leaves ``credentials``
+    protected as ``**/.aws/credentials``, for programs and tools alike."""
+    from mcp import types
+
+    root = _seed(place, False)
+    (root / ".aws").mkdir()
+    (root / ".aws" / "credentials").write_text(f"key={MARKER}-aws\n")
+
+    async def narrowed(context):
+        return types.ListRootsResult(roots=[types.Root(uri=f"file://{root}/.aws")])
+
+    texts = []
+    async with serve_stdio(
+        str(root), "--config", str(place / "fsmcp.toml"), "--enable", "shell,read",
+        env={"XDG_STATE_HOME": str(place / "state")}, list_roots_callback=narrowed,
+    ) as client:
+        texts.append(text_of(await client.call_tool("run_shell", {"command": "cat credentials; grep -r key ."})))
+        texts.append(text_of(await client.call_tool("read_file", {"path": str(root / ".aws" / "credentials")})))
+    async with serve_stdio(  # operator roots R and R/.aws
+        str(root), str(root / ".aws"), "--config", str(place / "fsmcp.toml"), "--enable", "shell,read",
+        env={"XDG_STATE_HOME": str(place / "state")},
+    ) as client:
+        texts.append(text_of(await client.call_tool("read_file", {"path": str(root / ".aws" / "credentials")})))
+        texts.append(text_of(await client.call_tool("run_shell", {"command": f"cd {root}/.aws && cat credentials"})))
+    print(*texts, sep="\n")
+    assert not any(f"{MARKER}-aws" in text for text in texts), texts

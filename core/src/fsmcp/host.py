@@ -210,12 +210,14 @@ class Host:
 
     def is_protected(self, path: ResolvedPath | Path | str) -> bool:
         """Whether an absolute path inside the roots is protected."""
-        # Relative to the operator's root, as the globs were given: a client's MCP root may be narrower.
+        # Relative to the operator's roots, as the globs were given (a client's MCP root may be
+        # narrower): the innermost's names, matched from each root holding the path.
         real = Path(str(path.path if isinstance(path, ResolvedPath) else path))
-        root = self.roots.operator_root(real)
-        if root is None:
+        holders = [root for root in self.roots.holders(real) if root.path != real]
+        if not holders:
             return False
-        return real != root.path and self.protected(root).matches(str(real.relative_to(root.path)))
+        names = self.protected(holders[0])
+        return any(names.matches(str(real.relative_to(root.path))) for root in holders)
 
     def _ask_policy(self, raw: str, access: Access, follow_links: bool) -> ResolvedPath:
         resolved = self._resolve_hook(

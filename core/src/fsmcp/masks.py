@@ -54,9 +54,12 @@ class Finder:
     per directory once the tree is known.
     """
 
-    def __init__(self, root: str, names: Names):
+    def __init__(self, root: str, names: Names, prefixes: tuple[str, ...] = ("",)):
         self.root = root
         self.names = names
+        self.prefixes = prefixes
+        """Where ``root`` lies below each operator root holding it (``""``, ``.aws/``): names are
+        matched from there, as the tools match them, whatever root the program is given."""
         self._dirs: dict[str, _Dir] = {}
         self._lock = threading.Lock()
 
@@ -74,7 +77,10 @@ class Finder:
             directory, rel = stack.pop()
             try:
                 st = os.stat(directory, follow_symlinks=False)
-            except OSError:
+            except FileNotFoundError:
+                continue
+            except OSError:  # past PATH_MAX, say: what it holds is not known, so it is hidden whole
+                found.append(directory + "/")
                 continue
             stamp = (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
             known = self._dirs.get(directory)
@@ -98,8 +104,13 @@ class Finder:
         try:
             with os.scandir(directory) as it:
                 entries = list(it)
+        except FileNotFoundError:
+            return _Dir(stamp, (), ()), 0
         except OSError:
-            return _Dir(stamp, (), ()), 0  # unreadable to the server: to its programs too
+            # Unreadable to the server is not unreadable to its programs (one may own it and
+            # chmod it back), nor past PATH_MAX to a program that walks by descriptor: what it
+            # holds is not known, so it is hidden whole.
+            return _Dir(stamp, (directory + "/",), ()), 0
         found: list[str] = []
         below: list[tuple[str, str]] = []
         for entry in entries:
@@ -107,8 +118,9 @@ class Finder:
             try:
                 folder = entry.is_dir(follow_symlinks=False)
             except OSError:
+                found.append(entry.path)  # not known: hidden (the launcher refuses a directory listed as a file)
                 continue
-            if self.names.protects(relpath):
+            if any(self.names.protects(prefix + relpath) for prefix in self.prefixes):
                 if not entry.is_symlink():  # a link leads to its target, listed where it lies if in a root
                     found.append(entry.path + "/" if folder else entry.path)
             elif folder:
@@ -119,15 +131,15 @@ class Finder:
 _finders: dict[tuple[str, int], Finder] = {}
 
 
-def protected(roots: Iterable[tuple[str | os.PathLike[str], Names]], limit: int = MAX_ENTRIES) -> list[str]:
-    """Every protected path beneath ``roots`` (each with its names), absolute; a directory's ends
-    with ``/`` (it is listed, not walked). Links are not followed."""
+def protected(roots: Iterable[tuple[str | os.PathLike[str], Names, tuple[str, ...]]], limit: int = MAX_ENTRIES) -> list[str]:
+    """Every protected path beneath ``roots`` (each with its names and :attr:`Finder.prefixes`),
+    absolute; a directory's ends with ``/`` (it is listed, not walked). Links are not followed."""
     found: list[str] = []
-    for root, names in roots:
-        key = (os.fspath(root), id(names))
+    for root, names, prefixes in roots:
+        key = (os.fspath(root), id(names), prefixes)
         finder = _finders.get(key)
         if finder is None or finder.names is not names:
-            finder = _finders[key] = Finder(os.fspath(root), names)
+            finder = _finders[key] = Finder(os.fspath(root), names, prefixes)
         found += finder.find(limit)
     return list(dict.fromkeys(found))  # nested roots list theirs twice
 

@@ -266,9 +266,17 @@ def _journal(ctx: ToolContext) -> list[str]:
     return [real + "/"]
 
 
-def protected_roots(ctx: ToolContext) -> list[tuple[str, ProtectedNames]]:
-    """The call's roots that protect some names, with those names."""
-    return [(str(root.path), names) for root in ctx.fs.roots.roots if (names := ctx.protected(root))]
+def protected_roots(ctx: ToolContext) -> list[tuple[str, ProtectedNames, tuple[str, ...]]]:
+    """The call's roots that protect some names: each with the names of the innermost operator
+    root holding it, and where it lies below each operator root holding it (a client's root
+    ``R/.aws`` is ``.aws/`` below ``R``, where ``**/.aws/credentials`` is matched from)."""
+    found = []
+    for root in ctx.fs.roots.roots:
+        holders = ctx.fs.roots.holders(root.path)
+        if holders and (names := ctx.protected(holders[0])):
+            prefixes = tuple("" if h.path == root.path else f"{root.path.relative_to(h.path)}/" for h in holders)
+            found.append((str(root.path), names, prefixes))
+    return found
 
 
 @functools.cache

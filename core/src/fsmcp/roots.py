@@ -160,6 +160,12 @@ class RootSet:
     def containing(self, real: Path) -> Root | None:
         return _containing(real, self.roots)
 
+    def holders(self, real: Path) -> list[Root]:
+        """The operator's roots holding ``real`` (or it), innermost first: a nested root decides
+        which names it protects, and they are matched from each root that holds it."""
+        held = [r for r in self.operator if real == r.path or real.is_relative_to(r.path)]
+        return sorted(held, key=lambda r: len(r.path.parts), reverse=True)
+
     def operator_root(self, real: Path) -> Root | None:
         """The operator's root holding ``real`` (whatever a client's MCP roots narrowed it to)."""
         return _containing(real, self.operator)

@@ -102,12 +102,13 @@ class Secrets:
         return found
 
     def _protected(self, path: str) -> RootOptions | None:
-        for root in self._operator_roots():
-            if path == root or not path.startswith(root.rstrip("/") + "/"):
-                continue
-            names, opts = self.for_root(root)
-            return opts if names.matches(path[len(root.rstrip("/")) + 1 :]) else None
-        return None
+        # The innermost root holding the path decides which names are protected; they are matched
+        # from each root holding it (``credentials`` in a root ``R/.aws`` is ``.aws/credentials`` in ``R``).
+        holders = [root for root in self._operator_roots() if path != root and path.startswith(root.rstrip("/") + "/")]
+        if not holders:
+            return None
+        names, opts = self.for_root(holders[0])
+        return opts if any(names.matches(path[len(root.rstrip("/")) + 1 :]) for root in holders) else None
 
     # -- the hooks ----------------------------------------------------------------------------
 
