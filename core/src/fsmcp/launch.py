@@ -16,7 +16,8 @@ again here to be what was listed. Then, before the ruleset, the launcher enters 
 namespace of its own (``unshare`` is refused to a threaded process: this one is not) and mounts
 an empty read-only file (or directory) over each: the program, and everything it starts, reads
 nothing there, cannot write there, and cannot remove, rename or link what is mounted
-(EBUSY, EXDEV), nor rename a directory above it (each is mounted on itself: EBUSY). The ruleset denies the program ``mount`` and ``umount``, so it cannot lift
+(EBUSY, EXDEV), nor rename a directory above it (each is mounted on itself: EBUSY). The
+program then runs in a PID namespace of its own (:func:`alone`), which ends with it. The ruleset denies the program ``mount`` and ``umount``, so it cannot lift
 them. The user namespace maps every user and group the launcher knows to itself, so file
 ownership and permissions read as before. ``launch.py --probe`` does the same on nothing and
 says by its status whether this system allows it. ``STATUS`` is ``-`` or a pipe's descriptor:
@@ -28,6 +29,7 @@ Standard library only, and nothing imported that is not needed: this file is run
 
 import ctypes
 import os
+import signal
 import stat
 import sys
 
@@ -37,7 +39,7 @@ SYS_LANDLOCK_RESTRICT_SELF = 446
 SYS_OPEN_TREE, SYS_MOVE_MOUNT, SYS_FSOPEN, SYS_FSCONFIG, SYS_FSMOUNT = 428, 429, 430, 431, 432
 """The same numbers on every architecture: these calls came after the tables were unified."""
 PR_SET_NO_NEW_PRIVS = 38
-CLONE_NEWNS, CLONE_NEWUSER = 0x00020000, 0x10000000
+CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID = 0x00020000, 0x10000000, 0x20000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 8, 32, 4096, 16384, 1 << 18
 FSCONFIG_SET_STRING, FSCONFIG_CMD_CREATE = 1, 6
 OPEN_TREE_CLONE, MOVE_MOUNT_F_EMPTY_PATH, AT_FDCWD = 1, 0x4, -100
@@ -202,9 +204,9 @@ def hold(path: str) -> None:
 def hide(fd: int) -> None:
     with os.fdopen(fd, "rb") as f:
         paths = [os.fsdecode(p) for p in f.read().split(b"\0") if p]
+    enter_namespace()  # with nothing to hide too: the program's PID namespace needs it (alone)
     if not paths:
         return
-    enter_namespace()
     tree = empty_tree()
     try:
         for path in paths:
@@ -217,6 +219,52 @@ def hide(fd: int) -> None:
         os.close(tree)
     # The working directory was entered before the masks: enter it again through them.
     os.chdir(os.getcwd())
+
+
+def _ignore(signum: int, frame: object) -> None:
+    """The program's process group gets the server's signals too: the waiters only wait."""
+
+
+def _waiting(status: str) -> None:
+    if status != "-":
+        os.close(int(status))  # only the program's exec closes the server's pipe
+    for each in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT):
+        signal.signal(each, _ignore)
+
+
+def alone(status: str) -> None:
+    """Start the program as the second process of a PID namespace of its own; return in it.
+
+    A process the program leaves behind, even one that left its process group (``setsid``),
+    would outlive its call and its place in the server's order (:mod:`fsmcp.order`), and see
+    what the server changes afterwards. The namespace's first process waits for the program and
+    then ends, and with it the kernel ends every process left in the namespace. The launcher
+    waits for that first process and ends as the program ended (its status, or its signal).
+    Needs the user namespace :func:`enter_namespace` made.
+    """
+    _check(_libc.unshare(CLONE_NEWPID), "unshare(CLONE_NEWPID)")
+    result, report = os.pipe()
+    first = os.fork()
+    if first:
+        os.close(report)
+        _waiting(status)
+        _, code = os.waitpid(first, 0)
+        told = os.read(result, 4)
+        code = int.from_bytes(told, "little") if len(told) == 4 else code
+        if os.WIFSIGNALED(code):
+            signal.signal(os.WTERMSIG(code), signal.SIG_DFL)
+            os.kill(os.getpid(), os.WTERMSIG(code))
+        os._exit(os.waitstatus_to_exitcode(code) if os.WIFEXITED(code) else 127)
+    os.close(result)
+    program = os.fork()
+    if program:
+        _waiting(status)
+        while True:
+            pid, code = os.waitpid(-1, 0)  # the namespace's orphans are this process's to reap
+            if pid == program:
+                os.write(report, code.to_bytes(4, "little"))
+                os._exit(0)
+    os.close(report)
 
 
 def probe() -> int:
@@ -242,6 +290,8 @@ def main(argv: list[str]) -> int:
             confine(int(ruleset))
         if masks == NO_LINKS:
             forbid_links()
+        if masks not in ("-", NO_LINKS):
+            alone(status)
     except (OSError, KeyError) as exc:  # KeyError: a machine whose call numbers are not known here
         if isinstance(exc, KeyError):
             exc = OSError(0, "hard links cannot be refused on this machine", os.uname().machine)

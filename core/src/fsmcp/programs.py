@@ -194,7 +194,9 @@ async def start_program(
     if (asked := consent.current()) is not None:
         hidden, pinned = asked.unhidden(hidden)  # what the user let this call read: that file, not its path
     hidden += _journal(ctx)
-    mounts = bool(hidden) and await anyio.to_thread.run_sync(masks.can_mount)
+    # In namespaces of its own whenever this system allows them, nothing hidden or not: its PID
+    # namespace ends whatever it leaves behind with it (launch.alone).
+    mounts = await anyio.to_thread.run_sync(masks.can_mount)
     # A pinned file's neighbours are hidden by the ruleset too, mounts or not: a directory swapped
     # in above the pinned file between this check and the launcher's mounts would bring its own.
     hidden_by_rules = hidden if pinned or not mounts else ()

@@ -30,7 +30,15 @@ def children(pid: int) -> dict[int, str]:
 
 
 def rg_children(pid: int) -> list[int]:
-    return [child for child, comm in children(pid).items() if comm == "rg"]
+    """The live rg processes below ``pid`` (a confined rg runs below its launcher and the first
+    process of its PID namespace)."""
+    found, below = [], [pid]
+    while below:
+        for child, comm in children(below.pop()).items():
+            below.append(child)
+            if comm == "rg":
+                found.append(child)
+    return found
 
 
 @pytest.fixture(autouse=True)
