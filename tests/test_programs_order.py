@@ -645,3 +645,20 @@ async def test_what_a_program_leaves_behind_ends_with_it(place, way):
     print(started, text_of(copied), sep="\n")
     assert "started" in started and not copied.is_error
     assert not (root / "alive.txt").exists() and not (root / "loot.txt").exists()
+
+
+async def test_with_landlock_alone_what_a_program_leaves_behind_ends_with_it_too(place):
+    """Without a user namespace there is no PID namespace: the launcher is the program's
+    subreaper and kills what it left behind once it has ended."""
+    root = _seed(place, False)
+    left = "setsid sh -c 'sleep 2; echo alive > alive.txt; cat other/b/.env > loot.txt' </dev/null >/dev/null 2>&1 & sleep 0.3; echo started"
+    async with _serve(place, root, WAYS["landlock-alone"]) as client:
+        started = text_of(await client.call_tool("run_shell", {"command": left}))
+        moved = await client.call_tool("move_file", {"source": "a", "destination": "other/b"})
+        for _ in range(60):  # 6 s: three times what the process left behind sleeps
+            if (root / "alive.txt").exists():
+                break
+            await anyio.sleep(0.1)
+    print(started, text_of(moved), sep="\n")
+    assert "started" in started and not moved.is_error
+    assert not (root / "alive.txt").exists() and not (root / "loot.txt").exists()

@@ -17,7 +17,8 @@ namespace of its own (``unshare`` is refused to a threaded process: this one is 
 an empty read-only file (or directory) over each: the program, and everything it starts, reads
 nothing there, cannot write there, and cannot remove, rename or link what is mounted
 (EBUSY, EXDEV), nor rename a directory above it (each is mounted on itself: EBUSY). The
-program then runs in a PID namespace of its own (:func:`alone`), which ends with it. The ruleset denies the program ``mount`` and ``umount``, so it cannot lift
+program then runs in a PID namespace of its own (:func:`alone`), which ends with it; with no
+user namespace the launcher is its subreaper instead (:func:`kept`). The ruleset denies the program ``mount`` and ``umount``, so it cannot lift
 them. The user namespace maps every user and group the launcher knows to itself, so file
 ownership and permissions read as before. ``launch.py --probe`` does the same on nothing and
 says by its status whether this system allows it. ``STATUS`` is ``-`` or a pipe's descriptor:
@@ -38,7 +39,7 @@ SYS_LANDLOCK_ADD_RULE = 445
 SYS_LANDLOCK_RESTRICT_SELF = 446
 SYS_OPEN_TREE, SYS_MOVE_MOUNT, SYS_FSOPEN, SYS_FSCONFIG, SYS_FSMOUNT = 428, 429, 430, 431, 432
 """The same numbers on every architecture: these calls came after the tables were unified."""
-PR_SET_NO_NEW_PRIVS = 38
+PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 38, 36
 CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID = 0x00020000, 0x10000000, 0x20000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 8, 32, 4096, 16384, 1 << 18
 FSCONFIG_SET_STRING, FSCONFIG_CMD_CREATE = 1, 6
@@ -250,11 +251,7 @@ def alone(status: str) -> None:
         _waiting(status)
         _, code = os.waitpid(first, 0)
         told = os.read(result, 4)
-        code = int.from_bytes(told, "little") if len(told) == 4 else code
-        if os.WIFSIGNALED(code):
-            signal.signal(os.WTERMSIG(code), signal.SIG_DFL)
-            os.kill(os.getpid(), os.WTERMSIG(code))
-        os._exit(os.waitstatus_to_exitcode(code) if os.WIFEXITED(code) else 127)
+        _end_as(int.from_bytes(told, "little") if len(told) == 4 else code)
     os.close(result)
     program = os.fork()
     if program:
@@ -265,6 +262,47 @@ def alone(status: str) -> None:
                 os.write(report, code.to_bytes(4, "little"))
                 os._exit(0)
     os.close(report)
+
+
+def kept(status: str) -> None:
+    """Where no PID namespace can be made (no user namespace): start the program as a child of
+    the launcher, made its subreaper, and return in it. What the program leaves behind, a
+    process that left its group included, becomes the launcher's child when its parent ends;
+    once the program has ended the launcher kills each of them, then ends as the program ended.
+    """
+    _check(_libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), "prctl(PR_SET_CHILD_SUBREAPER)")
+    program = os.fork()
+    if program == 0:
+        return
+    _waiting(status)
+    code: int | None = None
+    me = os.getpid()
+    while True:
+        try:
+            pid, ended = os.waitpid(-1, 0)
+        except ChildProcessError:
+            _end_as(code or 0)
+        if pid == program:
+            code = ended
+        if code is not None:  # the program has ended: whatever is left (or reparented since) goes
+            try:
+                with open(f"/proc/{me}/task/{me}/children") as f:
+                    left = f.read().split()
+            except OSError:  # a kernel without CONFIG_PROC_CHILDREN: what is left lives on
+                left = []
+            for each in left:
+                try:
+                    os.kill(int(each), signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+
+
+def _end_as(code: int) -> None:
+    """End as the program ended: its exit status, or its signal."""
+    if os.WIFSIGNALED(code):
+        signal.signal(os.WTERMSIG(code), signal.SIG_DFL)
+        os.kill(os.getpid(), os.WTERMSIG(code))
+    os._exit(os.waitstatus_to_exitcode(code) if os.WIFEXITED(code) else 127)
 
 
 def probe() -> int:
@@ -286,6 +324,8 @@ def main(argv: list[str]) -> int:
     try:
         if masks not in ("-", NO_LINKS):
             hide(int(masks))
+        else:
+            kept(status)  # before the ruleset: the launcher stays outside it, to read /proc
         if ruleset != "-":
             confine(int(ruleset))
         if masks == NO_LINKS:
