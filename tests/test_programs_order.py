@@ -662,3 +662,62 @@ async def test_with_landlock_alone_what_a_program_leaves_behind_ends_with_it_too
     print(started, text_of(moved), sep="\n")
     assert "started" in started and not moved.is_error
     assert not (root / "alive.txt").exists() and not (root / "loot.txt").exists()
+
+
+OPEN_TREE = """
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+clone = libc.syscall(428, -100, b".", 1 | os.O_CLOEXEC)  # open_tree(AT_FDCWD, ".", OPEN_TREE_CLONE)
+print("open_tree", clone, os.strerror(ctypes.get_errno()))
+if clone >= 0:
+    print(os.read(os.open("a/.env", os.O_RDONLY, dir_fd=clone), 200))
+"""
+
+
+async def test_a_program_cannot_copy_the_roots_tree_without_its_masks(place):
+    """A program run as root keeps its capabilities in the user namespace the masks were mounted
+    in: a non-recursive open_tree clone of the root's mount carried none of them, and the .env
+    read through it was the real one. The new mount API is refused to programs."""
+    root = _seed(place, False)
+    async with _serve(place, root, None) as client:
+        text = text_of(await client.call_tool("run_shell", {"command": f"/usr/bin/python3 -I -c '{OPEN_TREE}'; echo done"}))
+    print(text)
+    assert "done" in text and "open_tree -1 Operation not permitted" in text and f"{MARKER}-secret" not in text
+
+
+async def test_a_root_that_is_itself_a_protected_directory_keeps_its_files_protected(place):
+    """With the operator's only root at ``X/.aws``, the file was just ``credentials`` there,
+    which ``**/.aws/credentials`` did not match: every tool and program read it. Names are
+    matched from the file system's root as well as from each root holding the path."""
+    aws = place / "home" / ".aws"
+    aws.mkdir(parents=True)
+    (aws / "credentials").write_text(f"key={MARKER}-aws\n")
+    (place / "state").mkdir()
+    (place / "fsmcp.toml").write_text('[plugins.shell]\nallow = ["grep", "cat"]\nallow_shell = true\n')
+    async with _serve(place, aws, None) as client:
+        texts = [
+            text_of(await client.call_tool("read_file", {"path": "credentials"})),
+            text_of(await client.call_tool("run_command", {"command": "cat", "args": ["credentials"]})),
+            text_of(await client.call_tool("run_shell", {"command": "cat credentials; grep -r key ."})),
+        ]
+    print(*texts, sep="\n")
+    assert not any(f"{MARKER}-aws" in text for text in texts), texts
+
+
+async def test_with_landlock_alone_no_process_leaves_the_group_a_timeout_kills(place):
+    """A shell that ignores SIGTERM runs past its timeout; the server kills its process group,
+    the launcher (the subreaper) with it, and a process that had left the group (setsid)
+    outlived the call and read what the server moved in next. Without namespaces no program
+    leaves its process group."""
+    root = _seed(place, False)
+    left = "trap '' TERM; setsid sh -c 'sleep 6; echo alive > alive.txt; cat other/b/.env > loot.txt' </dev/null >/dev/null 2>&1 & sleep 30"
+    async with _serve(place, root, WAYS["landlock-alone"]) as client:
+        ran = text_of(await client.call_tool("run_shell", {"command": left, "timeout": 1}))
+        moved = await client.call_tool("move_file", {"source": "a", "destination": "other/b"})
+        for _ in range(100):  # 10 s: more than the 6 the process left behind sleeps
+            if (root / "alive.txt").exists():
+                break
+            await anyio.sleep(0.1)
+    print(ran, text_of(moved), sep="\n")
+    assert not moved.is_error
+    assert not (root / "alive.txt").exists() and not (root / "loot.txt").exists()

@@ -217,7 +217,8 @@ class Host:
         if not holders:
             return False
         names = self.protected(holders[0])
-        return any(names.matches(str(real.relative_to(root.path))) for root in holders)
+        relative = [str(real.relative_to(root.path)) for root in holders] + [str(real)[1:]]  # and from /
+        return any(names.matches(each) for each in relative)
 
     def _ask_policy(self, raw: str, access: Access, follow_links: bool) -> ResolvedPath:
         resolved = self._resolve_hook(

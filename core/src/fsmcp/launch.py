@@ -49,8 +49,11 @@ HOLD = "="
 """Before a path in ``MASKS``: a directory above a protected file, to hold in place (:func:`hold`), not to mask."""
 NO_LINKS = "no-links"
 """``MASKS`` when the protected files are hidden by Landlock alone: no hard links (see :func:`forbid_links`)."""
-LINK_CALLS = {"x86_64": (0xC000003E, (86, 265, 425)), "aarch64": (0xC00000B7, (37, 425))}
-"""Per machine: its audit architecture, and link, linkat and io_uring_setup (aarch64 has no link)."""
+LINK_CALLS = {"x86_64": (0xC000003E, (86, 265, 425, 109, 112)), "aarch64": (0xC00000B7, (37, 425, 154, 157))}
+"""Per machine: its audit architecture, and link, linkat, io_uring_setup, setpgid and setsid
+(aarch64 has no link)."""
+MOUNT_CALLS = (428, 429, 430, 431, 432, 433, 442)
+"""open_tree, move_mount, fsopen, fsconfig, fsmount, fspick, mount_setattr: one number on every machine."""
 CANNOT_CONFINE = 126
 """Exit status when the program was not started because it could not be confined."""
 
@@ -70,6 +73,18 @@ def confine(fd: int) -> None:
     os.close(fd)
 
 
+def forbid_mount_api() -> None:
+    """From here on the new mount API's calls fail with EPERM, in this process and all it starts.
+
+    A program run as root keeps its capabilities in the user namespace the launcher made, where
+    the masks were mounted: Landlock refuses it ``mount``, ``umount`` and ``move_mount``'s
+    effects, but ``open_tree(OPEN_TREE_CLONE)`` without ``AT_RECURSIVE`` would copy a root's
+    tree without the masks over it, and every file read through the copy unmasked. A program
+    has no use for them. Needs ``no_new_privs`` (set by :func:`confine`).
+    """
+    _filter(MOUNT_CALLS, "seccomp (no new mounts)")
+
+
 def forbid_links() -> None:
     """From here on ``link`` and ``linkat`` fail with EPERM, in this process and all it starts.
 
@@ -78,9 +93,17 @@ def forbid_links() -> None:
     to a plain name, a secret would be read by the server's own tools. ``io_uring`` is refused
     too (its operations, links among them, pass no system call a filter sees), and so is every
     call of another architecture's table (a 32-bit or x32 call would be a different number).
+    ``setsid`` and ``setpgid`` too: with no PID namespace to end them, a process that left the
+    program's process group would outlive the server's kill of that group (a timeout), and its
+    call's place in the order, and see what the server moves in next.
     Needs ``no_new_privs`` (set by :func:`confine`).
     """
-    arch, calls = LINK_CALLS[os.uname().machine]
+    _filter(LINK_CALLS[os.uname().machine][1], "seccomp (no hard links)")
+
+
+def _filter(calls: tuple[int, ...], what: str) -> None:
+    """A seccomp filter that refuses ``calls`` (EPERM) and every call of another architecture's table."""
+    arch = LINK_CALLS[os.uname().machine][0]
     checks = [(0x35, 0x40000000)] if arch == 0xC000003E else []  # x32 calls: numbers from bit 30 up
     checks += [(0x15, number) for number in calls]  # jge / jeq, against the call's number
     deny = 3 + len(checks) + 1
@@ -96,7 +119,7 @@ def forbid_links() -> None:
 
     instructions = (Instruction * len(code))(*(Instruction(*i) for i in code))
     program = Program(len(code), instructions)
-    _check(_libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(program), 0, 0), "seccomp (no hard links)")
+    _check(_libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(program), 0, 0), what)
 
 
 def _write(path: str, text: str) -> None:
@@ -331,6 +354,7 @@ def main(argv: list[str]) -> int:
         if masks == NO_LINKS:
             forbid_links()
         if masks not in ("-", NO_LINKS):
+            forbid_mount_api()
             alone(status)
     except (OSError, KeyError) as exc:  # KeyError: a machine whose call numbers are not known here
         if isinstance(exc, KeyError):

@@ -211,7 +211,9 @@ async def start_program(
     fds = (fd, told) if listed is None else (fd, told, listed)
     try:
         # Hidden by Landlock alone, a protected file could be linked to a plain name the server reads.
-        hide = str(listed) if listed is not None else NO_LINKS if hidden else "-"
+        # Without namespaces, the filter of hard links, setsid and setpgid holds whether or not
+        # anything is hidden now: a process outliving its call could see what is moved in next.
+        hide = str(listed) if listed is not None else NO_LINKS
         launcher = [sys.executable, "-I", "-S", masks.LAUNCHER, str(fd), hide, str(told)]
         process = await anyio.open_process([*launcher, program, *argv], pass_fds=fds, **options)
     except BaseException:
@@ -270,13 +272,14 @@ def _journal(ctx: ToolContext) -> list[str]:
 
 def protected_roots(ctx: ToolContext) -> list[tuple[str, ProtectedNames, tuple[str, ...]]]:
     """The call's roots that protect some names: each with the names of the innermost operator
-    root holding it, and where it lies below each operator root holding it (a client's root
-    ``R/.aws`` is ``.aws/`` below ``R``, where ``**/.aws/credentials`` is matched from)."""
+    root holding it, and where it lies below each operator root holding it and below ``/`` (a
+    client's root ``R/.aws`` is ``.aws/`` below ``R``, where ``**/.aws/credentials`` is matched from)."""
     found = []
     for root in ctx.fs.roots.roots:
         holders = ctx.fs.roots.holders(root.path)
         if holders and (names := ctx.protected(holders[0])):
             prefixes = tuple("" if h.path == root.path else f"{root.path.relative_to(h.path)}/" for h in holders)
+            prefixes += (f"{str(root.path)[1:]}/" if str(root.path) != "/" else "",)  # and from the file system's root
             found.append((str(root.path), names, prefixes))
     return found
 

@@ -103,12 +103,15 @@ class Secrets:
 
     def _protected(self, path: str) -> RootOptions | None:
         # The innermost root holding the path decides which names are protected; they are matched
-        # from each root holding it (``credentials`` in a root ``R/.aws`` is ``.aws/credentials`` in ``R``).
+        # from each root holding it (``credentials`` in a root ``R/.aws`` is ``.aws/credentials`` in ``R``)
+        # and from the file system's root.
         holders = [root for root in self._operator_roots() if path != root and path.startswith(root.rstrip("/") + "/")]
         if not holders:
             return None
         names, opts = self.for_root(holders[0])
-        return opts if any(names.matches(path[len(root.rstrip("/")) + 1 :]) for root in holders) else None
+        # From the file system's root too: a root that is itself ``X/.aws`` holds ``.aws/credentials``.
+        relative = [path[len(root.rstrip("/")) + 1 :] for root in holders] + [path.lstrip("/")]
+        return opts if any(names.matches(each) for each in relative) else None
 
     # -- the hooks ----------------------------------------------------------------------------
 
