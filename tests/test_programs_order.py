@@ -72,6 +72,20 @@ def _leaked(text: str) -> list[str]:
     return [line for line in text.splitlines() if MARKER in line and f"{MARKER}-public" not in line]
 
 
+async def _grep_racing(client, tool: str, arguments: dict) -> tuple[tuple[bool, str], tuple[bool, str]]:
+    """One round: a recursive grep for the marker and ``tool`` called at once; each (is_error, text)."""
+    seen: dict[str, tuple[bool, str]] = {}
+
+    async def call(key: str, name: str, args: dict) -> None:
+        result = await client.call_tool(name, args)
+        seen[key] = (bool(result.is_error), text_of(result))
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(call, "grep", "run_command", {"command": "grep", "args": ["-r", MARKER, "."]})
+        tg.start_soon(call, "change", tool, arguments)
+    return seen["grep"], seen["change"]
+
+
 @pytest.mark.parametrize("way", list(WAYS))
 async def test_a_grep_racing_a_move_or_a_copy_never_shows_the_moved_secret(place, way):
     root = _seed(place, way == "nobody")
@@ -81,22 +95,9 @@ async def test_a_grep_racing_a_move_or_a_copy_never_shows_the_moved_secret(place
         assert who.startswith("exit_code: 0") and ("65534" in who) == (way == "nobody"), who
         for i in range(ROUNDS):
             copy = i % 2 == 1
-            seen: dict[str, tuple[bool, str]] = {}
-
-            async def grep() -> None:
-                result = await client.call_tool("run_command", {"command": "grep", "args": ["-r", MARKER, "."]})
-                seen["grep"] = (bool(result.is_error), text_of(result))
-
-            async def change() -> None:
-                tool, args = ("copy_file", {"source": "a", "destination": "c"}) if copy else ("move_file", {"source": "a", "destination": "b"})
-                result = await client.call_tool(tool, args)
-                seen["change"] = (bool(result.is_error), text_of(result))
-
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(grep)
-                tg.start_soon(change)
-            assert not seen["change"][0], seen["change"]
-            error, text = seen["grep"]
+            tool, args = ("copy_file", {"source": "a", "destination": "c"}) if copy else ("move_file", {"source": "a", "destination": "b"})
+            (error, text), changed = await _grep_racing(client, tool, args)
+            assert not changed[0], changed
             assert not error and f"{MARKER}-public" in text, text
             leaks += [f"round {i}: {line}" for line in _leaked(text)]
             # Put the tree back between rounds, from outside the server (no call is running).
@@ -440,31 +441,18 @@ async def test_a_grep_racing_an_undo_or_a_batch_that_brings_a_secret_back_never_
     async with _serve(place, root, WAYS[way], "shell,write,read,history,batch") as client:
         for i in range(ROUNDS):
             undo = i % 2 == 0
-            seen: dict[str, tuple[bool, str]] = {}
             if undo:  # moved away with no program running: the undo brings a/.env back
                 moved = await client.call_tool("move_file", {"source": "a", "destination": "b"})
                 assert not moved.is_error, text_of(moved)
-
-            async def grep() -> None:
-                result = await client.call_tool("run_command", {"command": "grep", "args": ["-r", MARKER, "."]})
-                seen["grep"] = (bool(result.is_error), text_of(result))
-
-            async def change() -> None:
-                if undo:
-                    result = await client.call_tool("undo_change", {})
-                else:
-                    steps = [
-                        {"tool": "write_file", "arguments": {"path": "x.txt", "content": f"round {i}\n"}},
-                        {"tool": "move_file", "arguments": {"source": "a", "destination": "b"}},
-                    ]
-                    result = await client.call_tool("batch_operations", {"operations": steps})
-                seen["change"] = (bool(result.is_error), text_of(result))
-
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(grep)
-                tg.start_soon(change)
-            assert not seen["change"][0], seen["change"]
-            error, text = seen["grep"]
+                tool, args = "undo_change", {}
+            else:
+                steps = [
+                    {"tool": "write_file", "arguments": {"path": "x.txt", "content": f"round {i}\n"}},
+                    {"tool": "move_file", "arguments": {"source": "a", "destination": "b"}},
+                ]
+                tool, args = "batch_operations", {"operations": steps}
+            (error, text), changed = await _grep_racing(client, tool, args)
+            assert not changed[0], changed
             if error:  # the launcher's own check caught a change made while it hid the listed files
                 refused.append(f"round {i}: {text}")
             else:
