@@ -151,7 +151,7 @@ async def test_outline_python_markdown_typescript_go(root):
     assert "18-18 type Id = string" in text and "20-22 function helper(id: Id)" in text
     assert "3-5 type Server struct\n" in text
     assert "7-9 func (s *Server) Close() error" in text and "11-14 func main()" in text
-    assert f"{root / 'data.bin'}: INVALID_PARAMS: " in text and "known languages: go, javascript, markdown, python, tsx, typescript" in text
+    assert f"{root / 'data.bin'}: INVALID_PARAMS: " in text and "known languages: c, cpp, csharp, go, java, javascript, kotlin, markdown, php, python, ruby, rust, shell, tsx, typescript" in text
 
 
 async def test_read_symbol_round_trips_with_edit_file(root):

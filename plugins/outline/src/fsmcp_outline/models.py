@@ -7,12 +7,12 @@ from pydantic import Field
 
 
 class OutlineInput(ToolInput):
-    path: str | list[str] = Field(description="A source file or a list of them.")
+    path: str | list[str] = Field(description="A file or a list of files.")
     depth: int | None = Field(
-        None, ge=1, description="Levels: 1 top-level definitions, 2 with members; default all."
+        None, ge=1, description="Levels: 1 top level, 2 with members; default all."
     )
 
 
 class ReadSymbolInput(ToolInput):
     path: str
-    name: str = Field(description="Dotted, as outline shows it (Class.method, a heading's text).")
+    name: str = Field(description="As outline shows it (Class.method, a heading) or its last part; several: a list.")

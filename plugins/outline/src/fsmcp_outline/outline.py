@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from fsmcp import ErrorCode, ToolError, ToolResult, truncate
 
-from .grammars import GRAMMARS, installed, tree_sitter_symbols
+from .grammars import GRAMMARS, QUALIFIERS, installed, tree_sitter_symbols
 from .markdown_defs import markdown_symbols
 from .python_defs import python_symbols
 from .symbols import Symbol
@@ -78,17 +78,23 @@ def read_symbol(args: ReadSymbolInput, ctx: ToolContext) -> ToolResult:
     target = ctx.fs.resolve(args.path)
     _, lines, found = symbols_of(target, ctx)
     wanted = args.name.strip()
-    matches = [s for s in found if s.name == wanted] or [s for s in found if s.qualname[-1] == wanted]
+    # `Shape::area` (C++, Ruby) is Shape.area; a name's last parts alone find it: `area`, `Shape.area`
+    parts = tuple(p for p in QUALIFIERS.split(wanted) if p)
+    matches = [s for s in found if s.name == wanted] or [s for s in found if parts and s.qualname[-len(parts) :] == parts]
     if not matches:
-        parent = tuple(wanted.split(".")[:-1])
+        parent = parts[:-1]
         near = [s.name for s in found if parent and s.qualname[:-1] == parent]
-        near = near or sorted({s.name for s in found if wanted.split(".")[-1].lower() in s.name.lower()})
+        near = near or sorted({s.name for s in found if parts and parts[-1].lower() in s.name.lower()})
         near = near[:10]
         hint = f"; similar: {', '.join(near)}" if near else "; run outline to see the names"
         raise ToolError(ErrorCode.NOT_FOUND, f"{target}: no definition named {wanted!r}{hint}")
-    blocks = []
-    for s in matches:
-        blocks.append(f"{target} lines {s.start}-{s.end} ({s.kind} {s.name})\n" + "\n".join(lines[s.start - 1 : s.end]))
-    text, _ = truncate("\n\n".join(blocks), ctx.budget, "Read the rest with read_file's startLine/endLine.")
     data = [{"name": s.name, "kind": s.kind, "startLine": s.start, "endLine": s.end} for s in matches]
+    if len({s.name for s in matches}) > 1:
+        # `__init__` in a file of thirty classes: a list to choose from, not thirty bodies
+        head = f"{target}: {len(matches)} definitions named {wanted!r}; pass one's full name as name:"
+        text, _ = truncate("\n".join([head, *(f"{s.start}-{s.end} {s.kind} {s.name}" for s in matches)]), ctx.budget, "Pass a longer name.")
+        return ToolResult.text(text, {"definitions": data})
+    # one name, one or more definitions (a property's getter and setter, overloads): each body
+    blocks = [f"{target} lines {s.start}-{s.end} ({s.kind} {s.name})\n" + "\n".join(lines[s.start - 1 : s.end]) for s in matches]
+    text, _ = truncate("\n\n".join(blocks), ctx.budget, "Read the rest with read_file's startLine/endLine.")
     return ToolResult.text(text, {"definitions": data})

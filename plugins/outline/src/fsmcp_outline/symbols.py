@@ -12,6 +12,8 @@ class Symbol:
     signature: str  # one line, as a reader would write the head of it
     start: int  # 1-based, decorators included
     end: int  # inclusive
+    # leading parts of the name that are no nesting: Go's receiver (`Server.Close`), C++'s `Shape::area`
+    outer: int = 0
 
     @property
     def name(self) -> str:
@@ -19,7 +21,7 @@ class Symbol:
 
     @property
     def depth(self) -> int:
-        return len(self.qualname)
+        return len(self.qualname) - self.outer
 
 
 def one_line(text: str, limit: int = 160) -> str:

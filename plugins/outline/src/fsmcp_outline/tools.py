@@ -7,8 +7,8 @@ from .models import OutlineInput, ReadSymbolInput
 TOOLS = [
     Tool(
         "outline",
-        "Map a source file before reading it: classes, functions, methods (Markdown: headings), with line ranges "
-        "and signatures. Python, Markdown and languages with an installed tree-sitter grammar.",
+        "Map source files before reading: classes, functions, methods (Markdown: headings) with line ranges and "
+        "signatures. Python, Markdown; with grammars: JS/TS, Go, Rust, C/C++, Java, C#, Kotlin, Ruby, PHP, shell.",
         OutlineInput,
         "fsmcp_outline.outline:outline",
         READ_ONLY,
@@ -16,7 +16,7 @@ TOOLS = [
     ),
     Tool(
         "read_symbol",
-        "The source of one definition outline lists, with its line range: read only what you need.",
+        "The source of one definition outline lists, with its line range.",
         ReadSymbolInput,
         "fsmcp_outline.outline:read_symbol",
         READ_ONLY,
