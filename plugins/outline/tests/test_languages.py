@@ -354,6 +354,10 @@ export default memo(function Panel() {
 JS_CLASS = '''\
 export default class {
   run() {}
+  count = 0;
+  handle = (e) => {
+    return e;
+  };
 }
 '''
 
@@ -497,7 +501,7 @@ OUTLINES = {
         "22-24 function App()",
     ]),
     "b.jsx": ("javascript", ["1-3 export default memo(function Panel()"]),
-    "c.js": ("javascript", ["1-3 export default class", "  2-2 run()"]),
+    "c.js": ("javascript", ["1-7 export default class", "  2-2 run()", "  4-6 handle = (e)"]),
 }
 
 # file -> (a bare name, the lines its one definition spans, its full name)
@@ -608,3 +612,16 @@ async def test_nesting_deeper_than_pythons_recursion_limit_is_outlined(root):
     assert not js.is_error and "1-1 function f()" in text_of(js).splitlines(), text_of(js)[:300]
     assert not c.is_error and "3001-3001 int f(void)" in text_of(c).splitlines(), text_of(c)[:300]
     assert not rb.is_error and text_of(rb).splitlines()[1:] == ["1-4000 module A"], text_of(rb)[:300]
+
+
+async def test_a_script_without_an_extension_is_known_by_its_shebang(root):
+    (root / "deploy").write_text("#!/usr/bin/env bash\nset -e\n\nbuild() {\n    make\n}\n")
+    (root / "manage").write_text("#!/usr/bin/python3\ndef main():\n    pass\n")
+    (root / "notes").write_text("build() {\n}\n")
+    async with serve_stdio(str(root), "--enable", "outline") as client:
+        shell = text_of(await client.call_tool("outline", {"path": "deploy"}))
+        python = text_of(await client.call_tool("outline", {"path": "manage"}))
+        plain = await client.call_tool("outline", {"path": "notes"})
+    assert shell.splitlines() == [f"{root / 'deploy'} (shell, 6 lines, 1 definitions)", "4-6 build()"]
+    assert python.splitlines() == [f"{root / 'manage'} (python, 3 lines, 1 definitions)", "2-3 def main()"]
+    assert plain.is_error and "no outline for a file without extension" in text_of(plain)

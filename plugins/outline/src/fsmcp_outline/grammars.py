@@ -39,6 +39,7 @@ _JS_KINDS = {
     "generator_function_declaration": "function",
     "method_definition": "method",
     "variable_declarator": "const",
+    "field_definition": "const",  # `handle = (e) => {…}` in a class body: a method
     "export_statement": "default",  # only `export default <expression>`: the rest is a container
 }
 _TS_KINDS = {
@@ -50,8 +51,10 @@ _TS_KINDS = {
     "internal_module": "namespace",
     "abstract_method_signature": "method",
     "method_signature": "method",
+    "public_field_definition": "const",
 }
 _JS = dict(
+    name_fields={"field_definition": "property"},
     containers=frozenset({"program", "export_statement", "lexical_declaration", "variable_declaration", "statement_block"}),
     wrappers=frozenset({"export_statement", "lexical_declaration", "variable_declaration"}),
 )
@@ -261,7 +264,7 @@ def tree_sitter_symbols(grammar: Grammar, source: bytes) -> list[Symbol]:
         kind = grammar.kinds.get(child.type)
         value = _value(child) if kind in ("const", "default") else None
         if kind in ("const", "default"):
-            # a variable or a default export is a definition only when it holds a function or a class
+            # a variable, a field or a default export is a definition only when it holds a function or a class
             kind = None if value is None else value[0]
         parts = _name(grammar, child, value, source) if kind else None
         if kind == "namespace" and child.child_by_field_name("body") is None:
@@ -284,7 +287,7 @@ def tree_sitter_symbols(grammar: Grammar, source: bytes) -> list[Symbol]:
 
 
 def _value(node):
-    """(kind, node) of what a JavaScript variable or default export holds, when a function or a class.
+    """(kind, node) of what a JavaScript variable, class field or default export holds, when a function or a class.
 
     A call whose argument is a function is a function too: React's `forwardRef(function X…)`,
     `memo(() => …)`, `memo(forwardRef(…))`.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import posixpath
+import re
 from typing import TYPE_CHECKING
 
 from fsmcp import ErrorCode, ToolError, ToolResult, truncate
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
     from .models import OutlineInput, ReadSymbolInput
 
 _BUILT_IN = {".py": "python", ".pyi": "python", ".md": "markdown", ".markdown": "markdown"}
+_INTERPRETERS = {"python": ".py", "sh": ".sh", "bash": ".sh", "dash": ".sh", "ksh": ".sh", "zsh": ".sh"}
 
 
 def known_languages() -> str:
@@ -31,11 +33,16 @@ def known_languages() -> str:
 def symbols_of(target: ResolvedPath, ctx: ToolContext) -> tuple[str, list[str], list[Symbol]]:
     """(language, the file's lines, its definitions); INVALID_PARAMS for a language not known."""
     suffix = posixpath.splitext(str(target))[1].lower()
+    data = None
+    if not suffix:
+        # a script without an extension (bin/deploy) is known by its `#!` line
+        data = ctx.fs.read_bytes(target)
+        suffix = _by_shebang(data)
     grammar = GRAMMARS.get(suffix)
     language = _BUILT_IN.get(suffix) or (grammar.language if grammar and installed(grammar) else None)
     if language is None:
         raise ToolError(ErrorCode.INVALID_PARAMS, f"{target}: no outline for {suffix or 'a file without extension'}; {known_languages()}. Use read_file")
-    data = ctx.fs.read_bytes(target)
+    data = ctx.fs.read_bytes(target) if data is None else data
     text = data.decode("utf-8", "replace")
     if language == "python":
         try:
@@ -48,6 +55,17 @@ def symbols_of(target: ResolvedPath, ctx: ToolContext) -> tuple[str, list[str], 
         assert grammar is not None
         found = tree_sitter_symbols(grammar, data)
     return language, text.splitlines(), found
+
+
+def _by_shebang(data: bytes) -> str:
+    """The suffix a `#!` line's interpreter stands for (`#!/usr/bin/env bash` is .sh), or ""."""
+    if not data.startswith(b"#!"):
+        return ""
+    words = data[2:].split(b"\n", 1)[0].decode("utf-8", "replace").split()
+    if words and words[0].endswith("/env"):
+        words = [w for w in words[1:] if not w.startswith("-")]
+    interpreter = re.sub(r"[\d.]+$", "", posixpath.basename(words[0])) if words else ""
+    return _INTERPRETERS.get(interpreter, "")
 
 
 def outline(args: OutlineInput, ctx: ToolContext) -> ToolResult:
