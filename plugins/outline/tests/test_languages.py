@@ -231,7 +231,7 @@ module Geo
   class Shape < Base
     attr_reader :size
 
-    def initialize(size)
+    def initialize(size) # :nodoc:
       @size = size
     end
 

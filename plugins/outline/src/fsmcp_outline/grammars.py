@@ -360,6 +360,8 @@ def _head(node, value, kind: str, source: bytes) -> str:
     if body is None:
         body = next((c for c in holder.named_children if c.type in _BODIES), None)
     end = body.start_byte if body is not None and body.start_byte > node.start_byte else node.end_byte
+    # a comment between the signature and the body (Ruby's `def f(a) #:nodoc:`) is no part of it
+    end = min([end, *(c.start_byte for c in holder.named_children if c.type == "comment" and c.start_byte > node.start_byte)])
     head = source[node.start_byte : end].decode("utf-8", "replace")
     if body is None and "{" in head:
         # a Go struct's fields, a typedef's struct, a TS object type's members: `{…}` in their place
