@@ -625,3 +625,25 @@ async def test_a_script_without_an_extension_is_known_by_its_shebang(root):
     assert shell.splitlines() == [f"{root / 'deploy'} (shell, 6 lines, 1 definitions)", "4-6 build()"]
     assert python.splitlines() == [f"{root / 'manage'} (python, 3 lines, 1 definitions)", "2-3 def main()"]
     assert plain.is_error and "no outline for a file without extension" in text_of(plain)
+
+
+async def test_concurrent_outlines_of_one_language_keep_to_their_files(root):
+    """One parser a language, shared by the worker threads: 60 rounds of four calls at once, no result mixed up."""
+    import anyio
+
+    (root / "other.rs").write_text(RS.replace("Server", "Client").replace("Handler", "Sink") * 3)
+    async with serve_stdio(str(root), "--enable", "outline") as client:
+        expected = {name: text_of(await client.call_tool("outline", {"path": name})) for name in ("a.rs", "other.rs")}
+        mixed = 0
+        for _ in range(60):
+            got: list[tuple[str, str]] = []
+
+            async def one(name: str) -> None:
+                got.append((name, text_of(await client.call_tool("outline", {"path": name}))))
+
+            async with anyio.create_task_group() as tasks:
+                for name in ("a.rs", "other.rs", "a.rs", "other.rs"):
+                    tasks.start_soon(one, name)
+            mixed += sum(text != expected[name] for name, text in got)
+    assert "Client" in expected["other.rs"] and "Client" not in expected["a.rs"]
+    assert mixed == 0
