@@ -565,6 +565,7 @@ async def test_several_matches_are_a_list_to_choose_from(root):
         inits = await client.call_tool("read_symbol", {"path": "inits.py", "name": "__init__"})
         one = await client.call_tool("read_symbol", {"path": "inits.py", "name": "B.C.__init__"})
         shapes = await client.call_tool("read_symbol", {"path": "a.cpp", "name": "Shape"})
+        missing = await client.call_tool("read_symbol", {"path": "a.cpp", "name": "Shape::perimeter"})
     assert not inits.is_error, text_of(inits)
     assert text_of(inits).splitlines() == [
         f"{root / 'inits.py'}: 3 definitions named '__init__'; pass one's full name as name:",
@@ -575,6 +576,11 @@ async def test_several_matches_are_a_list_to_choose_from(root):
     assert text_of(one).splitlines()[1:] == INITS.splitlines()[10:12]
     # a class, its constructor's declaration and its definition: three to choose from, no body
     assert text_of(shapes).splitlines()[1:] == ["5-11 class geo.Shape", "7-7 method geo.Shape.Shape", "19-19 function geo.Shape.Shape"]
+    # nothing of that name: the members of the type named, found by its last part as well
+    assert missing.is_error and text_of(missing).endswith(
+        "no definition named 'Shape::perimeter'; similar: geo.Shape.Shape, geo.Shape.~Shape, geo.Shape.area, geo.Shape.scaled, "
+        "geo.Shape.area2"
+    ), text_of(missing)
 
 
 async def test_real_c_files_from_installed_packages(tmp_path):

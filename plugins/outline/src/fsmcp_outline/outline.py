@@ -101,7 +101,7 @@ def read_symbol(args: ReadSymbolInput, ctx: ToolContext) -> ToolResult:
     matches = [s for s in found if s.name == wanted] or [s for s in found if parts and s.qualname[-len(parts) :] == parts]
     if not matches:
         parent = parts[:-1]
-        near = [s.name for s in found if parent and s.qualname[:-1] == parent]
+        near = list(dict.fromkeys(s.name for s in found if parent and s.qualname[:-1][-len(parent) :] == parent))
         near = near or sorted({s.name for s in found if parts and parts[-1].lower() in s.name.lower()})
         near = near[:10]
         hint = f"; similar: {', '.join(near)}" if near else "; run outline to see the names"
