@@ -551,6 +551,7 @@ async def test_read_symbol_by_a_bare_name_in_each_language(root):
         results = {name: await client.call_tool("read_symbol", {"path": name, "name": bare}) for name, (bare, _, _) in BARE.items()}
         # the full name, and its parts from the end, find the same definition
         suffix = text_of(await client.call_tool("read_symbol", {"path": "a.cpp", "name": "Shape::area2"}))
+        kotlin_interface = text_of(await client.call_tool("read_symbol", {"path": "a.kt", "name": "Visitor"}))
     for name, (bare, (start, end), full) in BARE.items():
         result = results[name]
         assert not result.is_error, (name, text_of(result))
@@ -558,6 +559,7 @@ async def test_read_symbol_by_a_bare_name_in_each_language(root):
         assert head.startswith(f"{root / name} lines {start}-{end} (") and head.endswith(f" {full})"), (name, head)
         assert body == SOURCES[name].splitlines()[start - 1 : end], name
     assert suffix.splitlines()[0] == f"{root / 'a.cpp'} lines 15-17 (function geo.Shape.area2)"
+    assert kotlin_interface.splitlines()[0] == f"{root / 'a.kt'} lines 17-19 (interface Visitor)"
 
 
 async def test_several_matches_are_a_list_to_choose_from(root):

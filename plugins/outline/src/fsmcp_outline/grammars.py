@@ -272,6 +272,8 @@ def tree_sitter_symbols(grammar: Grammar, source: bytes) -> list[Symbol]:
         if kind and parts:
             if kind == "function" and parent_kind in _TYPES:
                 kind = "method"
+            elif kind == "class" and any(c.type == "interface" for c in child.children):
+                kind = "interface"  # Kotlin writes both as a class_declaration
             qual = (*parent, *parts)
             deeper = outer + len(parts) - 1  # `Type::method` is one level, not two
             found.append(Symbol(kind, qual, _head(child, value, kind, source), _start_line(grammar, child), _end_line(child), deeper))
