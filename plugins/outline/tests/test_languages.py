@@ -50,6 +50,10 @@ mod inner {
 macro_rules! square { ($x:expr) => { $x * $x }; }
 
 type Id = u64;
+
+impl<'a> Handler for &'a mut Server {
+    fn handle(&self, req: &str) -> bool { true }
+}
 '''
 
 C = '''\
@@ -404,6 +408,8 @@ OUTLINES = {
         "  30-30 pub fn helper()",
         "33-33 macro_rules! square",
         "35-35 type Id = u64",
+        "37-39 impl<'a> Handler for &'a mut Server",
+        "  38-38 fn handle(&self, req: &str) -> bool",
     ]),
     "a.c": ("c", [
         "3-5 struct point",
@@ -551,6 +557,7 @@ async def test_read_symbol_by_a_bare_name_in_each_language(root):
         results = {name: await client.call_tool("read_symbol", {"path": name, "name": bare}) for name, (bare, _, _) in BARE.items()}
         # the full name, and its parts from the end, find the same definition
         suffix = text_of(await client.call_tool("read_symbol", {"path": "a.cpp", "name": "Shape::area2"}))
+        rust_impl = text_of(await client.call_tool("read_symbol", {"path": "a.rs", "name": "Server.handle"}))
         kotlin_interface = text_of(await client.call_tool("read_symbol", {"path": "a.kt", "name": "Visitor"}))
     for name, (bare, (start, end), full) in BARE.items():
         result = results[name]
@@ -559,6 +566,7 @@ async def test_read_symbol_by_a_bare_name_in_each_language(root):
         assert head.startswith(f"{root / name} lines {start}-{end} (") and head.endswith(f" {full})"), (name, head)
         assert body == SOURCES[name].splitlines()[start - 1 : end], name
     assert suffix.splitlines()[0] == f"{root / 'a.cpp'} lines 15-17 (function geo.Shape.area2)"
+    assert rust_impl.splitlines()[0] == f"{root / 'a.rs'} lines 38-38 (method Server.handle)"
     assert kotlin_interface.splitlines()[0] == f"{root / 'a.kt'} lines 17-19 (interface Visitor)"
 
 

@@ -317,7 +317,8 @@ def _name(grammar: Grammar, node, value, source: bytes) -> tuple[str, ...]:
     named = _declarator_name(node) if field_name == "declarator" else node.child_by_field_name(field_name)
     if named is None:
         return ("Companion",) if node.type == "companion_object" else ()
-    text = re.sub(r"<.*>", "", _text(named, source))  # `impl<T> Vec<T>`, `Stack<T>::push`
+    # `impl<T> Vec<T>`, `Stack<T>::push`; Rust's `impl ToKey for &'a T` is T's
+    text = re.sub(r"<.*>|^(?:[&*]|'\w+\s+|(?:mut|dyn)\s+)+", "", _text(named, source))
     return (*_receiver(node, source), *(p for p in QUALIFIERS.split(text) if p))
 
 
