@@ -125,7 +125,7 @@ async def test_at_most_100_operations(server, root):
     async with server() as s:
         assert "Batch done: 100 operations, 100 ok" in await s.ok([op] * 100)
         text = await s.fail("INVALID_PARAMS", [op] * 101)
-    assert "operations: List should have at most 100 items" in text
+    assert "operations: must be a list of at most 100 items, not a list" in text
 
 
 @pytest.mark.anyio

@@ -63,7 +63,7 @@ class Operation(ToolInput):
     @field_validator("type", mode="before")
     @classmethod
     def _known_type(cls, value: Any) -> Any:
-        if value is not None and value not in SEED_TYPES:
+        if value is not None and (not isinstance(value, str) or value not in SEED_TYPES):
             raise ValueError(f"type {value!r} is not one of {', '.join(SEED_TYPES)}; to run any other tool, name it with tool")
         return value
 

@@ -76,7 +76,7 @@ class ReadMultipleInput(ToolInput):
 
 
 class ListDirectoryInput(ToolInput):
-    aliases: ClassVar[dict[str, str]] = {"dir": "path", "excludePatterns": "excludeGlobs", "maxEntries": "maxResults"}
+    aliases: ClassVar[dict[str, str]] = {"directory": "path", "dir": "path", "excludePatterns": "excludeGlobs", "maxEntries": "maxResults"}
 
     path: str = "."
     recursive: bool = Field(False, description="Everything below, as relative paths.")
@@ -86,7 +86,7 @@ class ListDirectoryInput(ToolInput):
 
 
 class DirectoryTreeInput(ToolInput):
-    aliases: ClassVar[dict[str, str]] = {"excludePatterns": "excludeGlobs"}
+    aliases: ClassVar[dict[str, str]] = {"directory": "path", "dir": "path", "excludePatterns": "excludeGlobs"}
 
     path: str = "."
     depth: int | None = Field(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, field_validator
 
 from fsmcp import ExcludeGlobs, ToolInput
 
@@ -21,7 +21,7 @@ def _one_or_many(value: Any) -> Any:
 
 
 class SearchFilesInput(ToolInput):
-    aliases: ClassVar[dict[str, str]] = {"path": "directory", "pattern": "nameContains", "excludePatterns": "excludeGlobs"}
+    aliases: ClassVar[dict[str, str]] = {"path": "directory", "dir": "directory", "pattern": "nameContains", "excludePatterns": "excludeGlobs"}
 
     directory: str | None = Field(None, description=_DIRECTORY)
     name_contains: str = Field(
@@ -45,7 +45,7 @@ class SearchFilesInput(ToolInput):
 
 
 class GlobSearchInput(ToolInput):
-    aliases: ClassVar[dict[str, str]] = {"path": "directory", "pattern": "globs", "excludePatterns": "excludeGlobs", "max": "maxResults"}
+    aliases: ClassVar[dict[str, str]] = {"path": "directory", "dir": "directory", "pattern": "globs", "excludePatterns": "excludeGlobs", "max": "maxResults"}
 
     directory: str | None = Field(None, description=_DIRECTORY)
     globs: list[str] = Field(
@@ -64,7 +64,7 @@ class GlobSearchInput(ToolInput):
 
 
 class GrepFilesInput(ToolInput):
-    aliases: ClassVar[dict[str, str]] = {"path": "directory", "excludePatterns": "excludeGlobs"}
+    aliases: ClassVar[dict[str, str]] = {"pattern": "regex", "path": "directory", "dir": "directory", "excludePatterns": "excludeGlobs"}
 
     regex: str = Field(
         min_length=1,
@@ -73,8 +73,7 @@ class GrepFilesInput(ToolInput):
     directory: str | None = Field(None, description=_DIRECTORY)
     globs: list[str] | None = Field(
         None,
-        description="Without '/': names at any depth (*.py); with '/': paths under directory, or absolute. Give "
-        "directory, globs or both.",
+        description="Without '/': names at any depth (*.py); with '/': paths under directory, or absolute.",
     )
     exclude_globs: ExcludeGlobs
     case_insensitive: bool = Field(False, description="Ignore case (grep -i).")
@@ -87,15 +86,9 @@ class GrepFilesInput(ToolInput):
     def _listed(cls, value: Any) -> Any:
         return _one_or_many(value)
 
-    @model_validator(mode="before")
+    @field_validator("regex", mode="before")
     @classmethod
-    def _regex_is_the_pattern(cls, data: Any) -> Any:
-        if isinstance(data, dict) and isinstance(data.get("regex"), bool):
+    def _regex_is_the_pattern(cls, value: Any) -> Any:
+        if isinstance(value, bool):
             raise ValueError("regex is the pattern itself (a string); the old boolean regex flag is gone, every search is a regex")
-        return data
-
-    @model_validator(mode="after")
-    def _somewhere(self) -> GrepFilesInput:
-        if self.directory is None and not self.globs:
-            raise ValueError("give directory, globs, or both, to say which files to search")
-        return self
+        return value

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from fsmcp import ToolInput
 from pydantic import Field
@@ -12,6 +12,9 @@ MAX_WAIT_SECONDS = 300
 
 
 class WatchFileInput(ToolInput):
+    # run_command calls its seconds timeout; a model reaches for that name here too.
+    aliases: ClassVar[dict[str, str]] = {"timeout": "waitSeconds", "wait": "waitSeconds"}
+
     path: str = Field(description="File or directory.")
     events: list[EventName] = Field(
         ["change"],
