@@ -152,3 +152,80 @@ async def test_a_notebook_of_other_formatting_keeps_it_and_the_journal_undoes_th
     assert after == json.dumps(nb, indent=2)
     nbformat.validate(nbformat.reads(after, as_version=4))
     assert path.read_text() == original
+
+
+def version_3() -> str:
+    """A notebook as nbformat 3 wrote it: a worksheet, a heading cell, code with input/prompt_number
+    and pyout, markdown, raw; the notebook's name in its metadata, as IPython 2 wrote them."""
+    v3 = nbformat.v3
+    nb = v3.new_notebook(name="analysis", metadata={"kernelspec": {"name": "python2", "display_name": "Python 2"}})
+    sheet = v3.new_worksheet()
+    sheet.cells += [
+        v3.new_heading_cell("Results", level=2),
+        v3.new_text_cell("markdown", source="Some *text*\nover two lines"),
+        v3.new_code_cell(input="x = 1\nprint(x)", prompt_number=3, outputs=[v3.new_output("stream", output_text="1\n", stream="stdout"), v3.new_output("pyout", output_text="1", prompt_number=3)]),
+        v3.new_text_cell("raw", source="raw text"),
+    ]
+    nb.worksheets.append(sheet)
+    return nbformat.writes(nb, version=3)
+
+
+def valid_as_it_is(path: Path) -> dict:
+    """The file's notebook, valid for nbformat in the version it declares (no conversion)."""
+    nb = nbformat.reads(path.read_text(), as_version=nbformat.NO_CONVERT)
+    nbformat.validate(nb, version=nb.nbformat, version_minor=nb.nbformat_minor)
+    return nb
+
+
+async def test_a_version_3_notebook_is_read_and_edited_and_stays_version_3(root, tmp_path):
+    path = root / "old3.ipynb"
+    path.write_text(version_3())
+    original = path.read_text()
+    async with serve_stdio(str(root), "--enable", "notebook,history", "--journal", str(tmp_path / "journal")) as client:
+        read = text_of(await client.call_tool("read_notebook", {"path": "old3.ipynb"}))
+        edited = await client.call_tool(
+            "edit_notebook",
+            {"path": "old3.ipynb", "edits": [{"op": "replace", "index": 2, "source": "x = 2\nprint(x)"}, {"op": "insert", "index": 1, "cellType": "markdown", "source": "New *note*"}]},
+        )
+        after = path.read_text()
+        undone = await client.call_tool("undo_change", {})
+    assert read.splitlines()[0] == f"{path} (nbformat 3.0, python2, 4 cells)", read
+    assert "[0] markdown\n## Results" in read and "[2] code exec=3\nx = 1\nprint(x)\n--- stdout\n1\n--- execute_result 3\n1" in read, read
+    assert "[3] raw\nraw text" in read and " id=" not in read, read
+    assert not edited.is_error, text_of(edited)
+    nb = nbformat.reads(after, as_version=nbformat.NO_CONVERT)
+    nbformat.validate(nb, version=3)
+    assert (nb.nbformat, nb.nbformat_minor) == (3, 0) and nb.metadata.name == "analysis"
+    cells = nb.worksheets[0].cells
+    assert [c.cell_type for c in cells] == ["heading", "markdown", "markdown", "code", "raw"]
+    assert cells[0].source == "Results" and cells[0].level == 2  # the untouched heading stays a heading
+    assert cells[1].source == "New *note*" and cells[3].input == "x = 2\nprint(x)" and cells[3].outputs == []
+    # Only what was edited changed: the same file, but for the two cells, as version 3 writes it.
+    expected = nbformat.reads(original, as_version=nbformat.NO_CONVERT)
+    expected.worksheets[0].cells[2].input, expected.worksheets[0].cells[2].outputs = "x = 2\nprint(x)", []
+    expected.worksheets[0].cells[2].prompt_number = None  # not run since: as nbformat downgrades execution_count
+    expected.worksheets[0].cells.insert(1, nbformat.v3.new_text_cell("markdown", source="New *note*"))
+    assert after == nbformat.writes(expected, version=3), after
+    assert not undone.is_error and path.read_text() == original
+
+
+async def test_older_4_minors_are_edited_in_their_own_minor_and_other_versions_are_refused_saying_which(root):
+    old = {"nbformat": 4, "nbformat_minor": 0, "metadata": {}, "cells": [{"cell_type": "markdown", "source": "a", "metadata": {}}]}
+    (root / "old40.ipynb").write_text(json.dumps(old, indent=1, sort_keys=True) + "\n")
+    (root / "v2.ipynb").write_text(json.dumps({"nbformat": 2, "nbformat_minor": 0, "metadata": {}, "worksheets": []}))
+    three = json.loads(version_3())
+    three["worksheets"].append({"cells": [], "metadata": {}})
+    (root / "sheets.ipynb").write_text(json.dumps(three, indent=1, sort_keys=True))
+    async with serve_stdio(str(root), "--enable", "notebook") as client:
+        edited = await client.call_tool("edit_notebook", {"path": "old40.ipynb", "edits": [{"op": "insert", "source": "print(1)"}]})
+        v2 = await client.call_tool("read_notebook", {"path": "v2.ipynb"})
+        sheets_read = await client.call_tool("read_notebook", {"path": "sheets.ipynb"})
+        sheets_edit = await client.call_tool("edit_notebook", {"path": "sheets.ipynb", "edits": [{"op": "delete", "index": 0}]})
+    assert not edited.is_error, text_of(edited)
+    nb = valid_as_it_is(root / "old40.ipynb")
+    assert (nb.nbformat, nb.nbformat_minor) == (4, 0) and [c.cell_type for c in nb.cells] == ["markdown", "code"]
+    assert "id" not in nb.cells[1]  # ids are 4.5's
+    assert text_of(v2).startswith("INVALID_PARAMS: ") and "nbformat 2" in text_of(v2) and "cannot write back" in text_of(v2), text_of(v2)
+    assert not sheets_read.is_error and "(nbformat 3.0, python2, 4 cells)" in text_of(sheets_read)
+    assert text_of(sheets_edit).startswith("INVALID_PARAMS: ") and "2 worksheets" in text_of(sheets_edit), text_of(sheets_edit)
+    assert json.loads((root / "sheets.ipynb").read_text()) == three

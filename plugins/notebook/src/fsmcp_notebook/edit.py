@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import copy
+import json
 import uuid
 from typing import TYPE_CHECKING, Any
 
 from fsmcp import Access, ErrorCode, ToolError, ToolResult, lines_withheld
 
-from .notebook import Style, dump, parse, source_of, stored
+from .notebook import Style, back, dump, parse, source_of, stored
 
 if TYPE_CHECKING:
     from fsmcp import ToolContext
@@ -25,7 +26,11 @@ def edit_notebook(args: EditNotebookInput, ctx: ToolContext) -> ToolResult:
     edited = copy.deepcopy(nb)
     done = [_apply(edited, edit, n, style) for n, edit in enumerate(args.edits)]
     _validate(edited, target, protected)
-    data = dump(edited, style)
+    # Written in the version the file had, and valid in it.
+    written = back(edited, style, json.loads(raw), target)
+    if written is not edited:
+        _validate(written, target, protected)
+    data = dump(written, style)
     if not args.dry_run and data != raw:
         ctx.fs.write_atomic(target, data)
     how = "Would edit" if args.dry_run else "Edited"
@@ -105,7 +110,7 @@ def _validate(nb: dict[str, Any], target: object, protected: bool) -> None:
     import nbformat  # imported at the first edit, not at start-up
 
     try:
-        nbformat.validate(nb, version=nb.get("nbformat", 4))
+        nbformat.validate(nb, version=nb.get("nbformat", 4), version_minor=nb.get("nbformat_minor"))
     except nbformat.ValidationError as exc:
         # nbformat's message quotes the offending value, which may be the file's own.
         why = lines_withheld("Why") if protected else exc.message

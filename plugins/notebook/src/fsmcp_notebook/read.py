@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 def read_notebook(args: ReadNotebookInput, ctx: ToolContext) -> ToolResult:
     target = ctx.fs.resolve(args.path)
-    nb, _ = parse(ctx.fs.read_bytes(target), target)
+    nb, style = parse(ctx.fs.read_bytes(target), target)
     cells = nb["cells"]
     wanted = range(len(cells)) if args.cells is None else args.cells
     if bad := [i for i in wanted if not 0 <= i < len(cells)]:
@@ -25,7 +25,7 @@ def read_notebook(args: ReadNotebookInput, ctx: ToolContext) -> ToolResult:
     per_output = max(400, ctx.budget // 20)
     meta = nb.get("metadata", {})
     kernel = (meta.get("kernelspec") or {}).get("name") or (meta.get("language_info") or {}).get("name") or "no kernel"
-    blocks = [f"{target} (nbformat {nb.get('nbformat')}.{nb.get('nbformat_minor')}, {kernel}, {len(cells)} cells)"]
+    blocks = [f"{target} (nbformat {style.version[0]}.{style.version[1]}, {kernel}, {len(cells)} cells)"]
     for i in wanted:
         blocks.append(_cell(i, cells[i], args.outputs, per_output))
     text, _ = truncate("\n\n".join(blocks), ctx.budget, "Pass cells: [...] to read the others.")
