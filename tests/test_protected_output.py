@@ -221,6 +221,20 @@ async def test_edit_notebook_invalid_result(tmp_path, root, policy):
 
 
 @POLICY
+async def test_edit_notebook_of_another_version(tmp_path, root, policy):
+    # The refusal names the version, which is the file's own text; a version 3 notebook goes
+    # through nbformat's conversion, whose complaints quote the file.
+    (root / ".env.ipynb").write_text(json.dumps({"nbformat": MARK, "cells": []}))
+    (root / ".env.v3.ipynb").write_text(json.dumps({"nbformat": 3, "nbformat_minor": 0, "metadata": {"kernelspec": MARK},
+        "worksheets": [{"cells": [{"cell_type": "code", "input": "1", "language": "python", "outputs": [], "metadata": {}}], "metadata": {}}]}))  # fmt: skip
+    async with server(tmp_path, root, policy) as s:
+        version = await s.fail("edit_notebook", "INVALID_PARAMS", path=".env.ipynb", edits=[{"op": "delete", "index": 0}])
+        old = await s.fail("edit_notebook", "INVALID_PARAMS", path=".env.v3.ipynb", edits=[{"op": "insert", "source": "x = 1"}])
+    check(s, policy, version, old)
+    assert "nbformat 3 or 4" in version and "would not be valid nbformat" in old, old
+
+
+@POLICY
 async def test_edit_notebook_edits(tmp_path, root, policy):
     nb = json.loads((root / ".env.ipynb").read_text())
     nb["metadata"] = {}

@@ -37,11 +37,10 @@ def parse(raw: bytes, where: object, *, protected: bool = False) -> tuple[dict[s
     elif major == 4 and isinstance(nb.get("cells"), list):
         cells = nb["cells"]
     else:
-        raise ToolError(
-            ErrorCode.INVALID_PARAMS,
-            f"{where} is not a Jupyter notebook of nbformat 3 or 4 (nbformat {major!r}, "
-            f"{'no list of cells' if major in (3, 4) else 'a version nbformat cannot write back'}); read it with read_file",
-        )
+        why = "no list of cells" if major in (3, 4) else "a version nbformat cannot write back"
+        if protected and not isinstance(major, int):  # the version is the file's own text then
+            raise ToolError(ErrorCode.INVALID_PARAMS, f"{where} is not a Jupyter notebook of nbformat 3 or 4 ({why}). {lines_withheld('Its version')}")
+        raise ToolError(ErrorCode.INVALID_PARAMS, f"{where} is not a Jupyter notebook of nbformat 3 or 4 (nbformat {major!r}: {why}); read it with read_file")
     text = raw.decode("utf-8")
     indent = re.search(r"\{\n( +)\"", text)
     keys = [list(nb), *(list(c) for c in cells if isinstance(c, dict))]
