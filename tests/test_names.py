@@ -110,3 +110,19 @@ async def test_every_wrong_argument_of_every_tool_is_answered_in_the_parameters_
         text = text_of(await client.call_tool("batch_operations", {"operations": [{"tool": "read_file", "arguments": 5}]}))
         assert "operations.0.arguments: must be an object, not 5" in text, text
     assert calls > 300
+
+
+def test_the_tool_list_costs_at_most_0_8_of_the_reference_servers_per_tool():
+    """Every definition goes to the model in every request; fsmcp tools says what they cost."""
+    import subprocess
+    import sys
+
+    # The tools fsmcp ships: the plugin template the tests install is an example, not one of them.
+    done = subprocess.run([sys.executable, "-m", "fsmcp", "tools", "--disable", "wordcount"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    sizes = [int(line.split()[-1].replace(",", "")) for line in done.stdout.splitlines()]
+    assert len(sizes) >= 32
+    last = done.stderr.strip().splitlines()[-1]
+    mean = sum(sizes) / len(sizes)
+    assert last == f"fsmcp: {len(sizes)} tools, {sum(sizes):,} characters of definitions ({mean:,.0f} per tool; {mean / 974:.2f}x the reference server's 974)"
+    assert mean <= 0.8 * 974, last

@@ -64,6 +64,11 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+REFERENCE_PER_TOOL = 974
+"""The reference filesystem server's characters of tools/list per tool, as bench/perf.py measures
+both servers (2026.8.31): the figure a definition's cost is held against."""
+
+
 def settings_from_args(args: argparse.Namespace) -> Settings:
     file_values: dict[str, Any] = load_toml(args.config) if args.config else {}
     cli_values = {
@@ -122,7 +127,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{tool.name:<28} {tool.plugin:<14} {size:>6,}")
         if sizes:
             tools = f"{len(sizes)} tools" if len(sizes) != 1 else "1 tool"
-            console.say(f"{tools}, {sum(sizes):,} characters of definitions ({sum(sizes) / len(sizes):,.0f} per tool)")
+            mean = sum(sizes) / len(sizes)
+            console.say(
+                f"{tools}, {sum(sizes):,} characters of definitions ({mean:,.0f} per tool; "
+                f"{mean / REFERENCE_PER_TOOL:.2f}x the reference server's {REFERENCE_PER_TOOL})"
+            )
         return 0
     if args.command == "plugins":
         console.say(host.sandbox.describe())

@@ -14,7 +14,7 @@ ExcludeGlobs = Annotated[
     list[str],
     Field(
         default_factory=list,
-        description="Without '/': a name at any depth (node_modules); with '/': a relative path (src/gen/**).",
+        description="Names (node_modules) or, with '/', relative paths (src/gen/**).",
     ),
 ]
 """The ``excludeGlobs`` parameter of every tool that lists or searches, declared once for all of them."""

@@ -42,12 +42,10 @@ if TYPE_CHECKING:
 
 ExpectedVersion = Annotated[
     str | SkipJsonSchema[None],
-    Field(
-        description="From get_file_info; else EDIT_CONFLICT.",
-        json_schema_extra=lambda schema: schema.pop("default", None),
-    ),
+    Field(json_schema_extra=lambda schema: schema.pop("default", None)),
 ]
-"""The ``expectedVersion`` parameter of every mutating tool, declared once for all of them."""
+"""The ``expectedVersion`` parameter of every mutating tool, declared once for all of them; it is
+described once, where it comes from (get_file_info's description), not in every tool."""
 
 DEADLOCK_WAIT = 30.0
 """Seconds a call that already holds a lock waits for another before giving up (two calls

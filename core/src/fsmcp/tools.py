@@ -111,6 +111,9 @@ class Tool:
                     value["items"] = {"type": "object"}
         _inline_defs(schema)
         _compact(schema)
+        # Unknown arguments are refused by the server, naming the accepted ones; the schema does
+        # not say so, as it would refuse the aliases a client-side check reads it for.
+        schema.pop("additionalProperties", None)
         for value in schema.get("properties", {}).values():
             _checked_by_the_server(value)
         schema.setdefault("properties", {})
@@ -137,10 +140,11 @@ class Tool:
             _compact(output, optional_is_absent=False)  # a result may well hold a null
         # The title is the tool's own field; a copy among the annotations would be sent twice.
         # destructiveHint and idempotentHint mean something only when readOnlyHint is false (the spec).
+        # idempotentHint is sent only when true: false is the spec's default.
         listing["annotations"] = (
             {"readOnlyHint": True, "openWorldHint": a.open_world}
             if a.read_only
-            else {"readOnlyHint": False, "destructiveHint": a.destructive, "idempotentHint": a.idempotent, "openWorldHint": a.open_world}
+            else {"readOnlyHint": False, "destructiveHint": a.destructive, **({"idempotentHint": True} if a.idempotent else {}), "openWorldHint": a.open_world}
         )
         return listing
 
@@ -184,9 +188,11 @@ def _compact(schema: Any, optional_is_absent: bool = True) -> None:
 
 def _checked_by_the_server(schema: Any) -> None:
     """A parameter's schema without what the server checks itself and the model need not be told:
-    that a list or a text is not empty, and that an item refuses unknown fields (the tool's own
-    schema says it of the arguments; a refused field's error names the accepted ones)."""
+    that a list or a text is not empty, that an item refuses unknown fields (a refused field's
+    error names the accepted ones), and that a flag is off unless given (what an absent flag means)."""
     if isinstance(schema, dict):
+        if schema.get("type") == "boolean" and schema.get("default") is False:
+            del schema["default"]
         if schema.get("minItems") == 1:
             del schema["minItems"]
         if schema.get("minLength") == 1:

@@ -451,7 +451,8 @@ async def test_tool_annotations_say_destructive(root):
         tools = {t.name: t for t in (await client.list_tools()).tools}
     for name in ("edit_file", "edit_files"):
         hints = tools[name].annotations
-        assert hints.destructive_hint is True and hints.read_only_hint is False and hints.idempotent_hint is False
+        # idempotentHint is left out when false, the spec's default
+        assert hints.destructive_hint is True and hints.read_only_hint is False and not hints.idempotent_hint
 
 
 async def test_edits_sent_as_json_text_are_accepted(root, call):

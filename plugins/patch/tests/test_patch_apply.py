@@ -363,7 +363,7 @@ async def test_the_installed_plugin_serves_patch_apply_over_stdio(root):
         result = await client.call_tool("patch_apply", {"patch": NUMBERS_DIFF})
 
     hints = tools["patch_apply"].annotations
-    assert (hints.read_only_hint, hints.destructive_hint, hints.idempotent_hint, hints.open_world_hint) == (False, True, False, False)
+    assert (hints.read_only_hint, hints.destructive_hint, bool(hints.idempotent_hint), hints.open_world_hint) == (False, True, False, False)  # idempotentHint: false is not sent (the default)
     assert not result.is_error, text_of(result)
     assert (root / "n.txt").read_text() == NUMBERS_AFTER
 

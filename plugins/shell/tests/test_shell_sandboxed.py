@@ -116,7 +116,7 @@ async def test_without_gawk_or_a_sandboxing_sed_they_are_not_run(root, outside, 
     for text in texts[3:]:
         assert "COMMAND_NOT_ALLOWED" in text and "runs only as sed --sandbox, and" in text and "does not accept --sandbox" in text, text
     # Only gawk's absence is known at start-up: whether a sed accepts --sandbox takes starting it.
-    assert "Allowed: sed." in (tools.tools[0].description or ""), tools.tools[0].description
+    assert "no shell: sed." in (tools.tools[0].description or ""), tools.tools[0].description
 
 
 def test_the_start_up_says_which_programs_are_not_offered_and_why(tmp_path, no_gawk):

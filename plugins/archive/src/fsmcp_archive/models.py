@@ -15,23 +15,23 @@ class CompressInput(ToolInput):
 
     paths: list[str] = Field(
         min_length=1,
-        description="Files, directories (stored whole under their own name) and globs (* ? ** {a,b} [..]).",
+        description="Files, directories (whole, under their name) and globs.",
     )
     output: str
     format: Format | None = Field(
         None,
-        description="Default: from output's extension (.tgz, .tbz2, .txz too), else zip.",
+        description="Default: by output's extension, else zip.",
     )
-    overwrite: bool = Field(False, description="Replace an existing output instead of failing.")
+    overwrite: bool = Field(False, description="Replace an existing output.")
     expected_version: ExpectedVersion = None
     versioned: ClassVar[str] = "output"
 
 
 class ExtractInput(ToolInput):
     archive: str
-    destination: str = Field(description="The directory; created when missing.")
+    destination: str = Field(description="Created when missing.")
     overwrite: bool = Field(
-        False, description="Replace files and links members land on instead of failing."
+        False, description="Replace files and links members land on."
     )
     expected_version: ExpectedVersion = None
     versioned: ClassVar[str] = "destination"
@@ -39,4 +39,4 @@ class ExtractInput(ToolInput):
 
 class ListInput(ToolInput):
     archive: str
-    offset: int = Field(0, ge=0, description="Members to skip: go on where the budget cut a listing.")
+    offset: int = Field(0, ge=0, description="Members to skip, to go on after a cut.")

@@ -29,23 +29,22 @@ def list_archive(args: ListInput, ctx: ToolContext) -> ToolResult:
 TOOLS = [
     Tool(
         "compress_files",
-        "Create a zip or tar archive, whole or not at all, keeping empty directories, modes, non-ASCII names and links.",
+        "Create a zip or tar archive, all or nothing, keeping empty directories, modes and links.",
         CompressInput,
         compress_files,
         OVERWRITES,
-        title="Create archive",
     ),
     Tool(
         "extract_archive",
-        "Extract a zip or tar archive (plain, gzip, bzip2, xz) into a directory, merging existing directories; all "
-        "or nothing. Refused first: members landing outside, devices, archives past the size, count or ratio limits.",
+        "Extract a zip or tar archive (gzip, bzip2, xz too) into a directory, all or nothing; refuses members "
+        "landing outside, devices and bombs.",
         ExtractInput,
         extract_archive,
         OVERWRITES,
     ),
     Tool(
         "list_archive",
-        "A zip or tar archive's members, with totals; those extract_archive refuses are marked.",
+        "A zip or tar archive's members and totals; what extract_archive refuses is marked.",
         ListInput,
         list_archive,
         READ_ONLY,

@@ -45,16 +45,16 @@ class Operation(ToolInput):
 
     tool: str | SkipJsonSchema[None] = Field(
         None,
-        description="Any tool here but batch_operations.",
+        description="Any tool but batch_operations.",
         json_schema_extra=_drop_default,
     )
     type: Literal["read", "write", "copy", "move", "delete", "append"] | SkipJsonSchema[None] = Field(
         None,
-        description="Instead of tool: the <type>_file tool.",
+        description="Or: the <type>_file tool.",
         json_schema_extra=_drop_default,
     )
     arguments: dict[str, Any] = Field(
-        default_factory=dict, description="The tool's own arguments."
+        default_factory=dict, description="The tool's arguments."
     )
     continue_on_error: bool = Field(
         False, description="If this one fails, go on."
@@ -93,15 +93,13 @@ class BatchInput(ToolInput):
     operations: list[Operation] = Field(
         min_length=1,
         max_length=MAX_OPERATIONS,
-        description='In order: {"tool": name, "arguments": {...}}.',
     )
     transactional: bool = Field(
         False,
-        description="On a failure, put back all the batch changed, byte for byte; refuses tools that change "
-        "files they do not name (run_command).",
+        description="All or nothing: a failure puts back what the batch changed; refuses run_command and run_shell.",
     )
     parallel: bool = Field(
-        False, description="Run consecutive read-only operations concurrently; results stay in order."
+        False, description="Run consecutive reads concurrently."
     )
 
     @model_validator(mode="before")

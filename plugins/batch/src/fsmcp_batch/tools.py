@@ -12,8 +12,7 @@ if TYPE_CHECKING:
     from fsmcp import ToolContext
     from fsmcp.config import Settings
 
-DESCRIPTION = """Several tool calls in one request, in order; with transactional, all or nothing. All are \
-checked first; the first failure stops the batch. Each operation's result is reported, then a summary."""
+DESCRIPTION = """Several tool calls in one, in order, all checked first; the first failure stops the rest."""
 
 
 async def batch_operations(args: BatchInput, ctx: ToolContext) -> ToolResult:
@@ -35,5 +34,5 @@ READ_ONLY_NOTE = " The server is read-only: every tool it offers only reads."
 def tools_for(settings: Settings) -> list[Tool]:
     # Under read_only the batch still runs reads, so it stays, saying so (the host drops tools that only change).
     if settings.read_only:
-        return [Tool("batch_operations", DESCRIPTION + READ_ONLY_NOTE, BatchInput, batch_operations, READ_ONLY, title="Run operations as a batch")]
-    return [Tool("batch_operations", DESCRIPTION, BatchInput, batch_operations, DESTRUCTIVE, title="Run operations as a batch")]
+        return [Tool("batch_operations", DESCRIPTION + READ_ONLY_NOTE, BatchInput, batch_operations, READ_ONLY)]
+    return [Tool("batch_operations", DESCRIPTION, BatchInput, batch_operations, DESTRUCTIVE)]

@@ -55,10 +55,10 @@ class EditItem(ToolInput):
 
     type: Literal["replace", "line"] = Field(
         "replace",
-        description='"line": by line number (lineNumber, action, content).',
+        description='"line": lineNumber, action, content.',
     )
     old_text: str | SkipJsonSchema[None] = _optional(
-        "Exact text (line endings aside); if absent, matched ignoring indentation, which is kept."
+        "Exact text; if not found, matched ignoring indentation."
     )
     new_text: str = Field(
         "",
@@ -66,33 +66,33 @@ class EditItem(ToolInput):
     )
     is_regex: bool = Field(
         False,
-        description="oldText is an ECMAScript regex (^ $ per line).",
+        description="ECMAScript regex, ^ $ per line.",
     )
-    case_insensitive: bool = Field(False, description="Ignore case (then no indentation fallback).")
+    case_insensitive: bool = Field(False, description="Ignore case.")
     limit: int = Field(
         1,
         ge=0,
-        description="1: oldText must be unique, else NOT_UNIQUE; 0: all; N: the first N.",
+        description="1: unique, else NOT_UNIQUE; 0: all; N: the first N.",
     )
     expected_occurrences: Annotated[int, Field(ge=1)] | SkipJsonSchema[None] = _optional(
-        "Occurrences oldText must have (else EDIT_CONFLICT); all replaced unless limit is given.",
+        "Match count required, else EDIT_CONFLICT; replaces all.",
     )
     start_line: int | SkipJsonSchema[None] = _optional(
-        "Match in startLine..endLine only (negative: from the end); alone: the first occurrence from it."
+        "Match in startLine..endLine only (negative: from the end); alone: first match from it."
     )
     end_line: int | SkipJsonSchema[None] = _optional(
-        "Last line of that scope, or of a line edit's range (default lineNumber)."
+        "End of that scope, or of a line edit's range."
     )
     near_line: int | SkipJsonSchema[None] = _optional(
-        "Of several occurrences, the one nearest this line."
+        "Pick the match nearest this line."
     )
     line_number: int | SkipJsonSchema[None] = _optional(
-        "1-based; negative from the end (-1: last); insert at 0: at the end."
+        "1-based, negative from the end (-1: last); insert at 0: append."
     )
     action: Literal["insert", "replace", "delete"] | SkipJsonSchema[None] = _optional(
-        "Insert content before lineNumber, or replace/delete lineNumber..endLine."
+        "insert content before lineNumber; replace/delete lineNumber..endLine."
     )
-    content: str | SkipJsonSchema[None] = _optional("Lines to insert or replace with.")
+    content: str | SkipJsonSchema[None] = _optional("The new lines.")
     dot_all: SkipJsonSchema[bool] = False
 
     @model_validator(mode="before")
@@ -192,8 +192,7 @@ def _unstring_arrays(data: Any, *fields: str) -> Any:
     return data
 
 
-_EDITS_DESCRIPTION = "In order, each on the result of those before."
-_DRY_RUN = "Return the diff, write nothing."
+_EDITS_DESCRIPTION = "Applied in order."
 
 
 class EditFileInput(ToolInput):
@@ -201,7 +200,7 @@ class EditFileInput(ToolInput):
 
     path: str
     edits: list[EditItem] = Field(min_length=1, description=_EDITS_DESCRIPTION)
-    dry_run: bool = Field(False, description=_DRY_RUN)
+    dry_run: bool = False
     expected_version: ExpectedVersion = None
 
     @model_validator(mode="before")
@@ -215,10 +214,10 @@ class EditFilesInput(ToolInput):
 
     paths: list[str] = Field(
         min_length=1,
-        description="Files and globs (* ? ** {a,b} [..]).",
+        description="Files and globs.",
     )
     edits: list[EditItem] = Field(min_length=1, description="As edit_file takes them.")
-    dry_run: bool = Field(False, description=_DRY_RUN)
+    dry_run: bool = False
     atomic: bool = Field(
         False,
         description="If any file fails, write none.",

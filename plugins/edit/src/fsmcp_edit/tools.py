@@ -6,15 +6,15 @@ from fsmcp import DESTRUCTIVE, Tool
 
 from .models import EditFileInput, EditFilesInput
 
-EDIT_FILE = """Change parts of a text file by exact text, regex or line number, in order, all or nothing; \
-returns a unified diff. Bytes not edited stay (line endings, BOM, encoding). \
-Whole new content: write_file; a diff: patch_apply; many files: edit_files."""
+EDIT_FILE = """Edit a text file by exact text, regex or line number, all or nothing; returns a diff. \
+Line endings, BOM and encoding stay. Whole file: write_file; diffs: patch_apply; many files: \
+edit_files."""
 
 
-EDIT_FILES = """edit_file's edits on many files, reporting each file. Preview with dryRun first."""
+EDIT_FILES = """edit_file's edits on many files, reporting each."""
 
 
 TOOLS = [
-    Tool("edit_file", EDIT_FILE, EditFileInput, "fsmcp_edit.edits:edit_file", DESTRUCTIVE, title="Edit a file"),
-    Tool("edit_files", EDIT_FILES, EditFilesInput, "fsmcp_edit.edits:edit_files", DESTRUCTIVE, title="Edit many files"),
+    Tool("edit_file", EDIT_FILE, EditFileInput, "fsmcp_edit.edits:edit_file", DESTRUCTIVE),
+    Tool("edit_files", EDIT_FILES, EditFilesInput, "fsmcp_edit.edits:edit_files", DESTRUCTIVE),
 ]

@@ -7,13 +7,13 @@ from pydantic import BaseModel, Field
 
 
 class ListChangesInput(ToolInput):
-    path: str | None = Field(None, description="Only changes at or under this path.")
+    path: str | None = Field(None, description="Only at or under this path.")
     limit: int = Field(20, ge=1, le=1000, description="Most changes listed.")
 
 
 class UndoChangeInput(ToolInput):
-    id: int | None = Field(None, ge=1, description="From list_changes; default: this session's latest not undone.")
-    force: bool = Field(False, description="Also restore paths changed since, losing those changes.")
+    id: int | None = Field(None, ge=1, description="From list_changes; default: this session's latest.")
+    force: bool = Field(False, description="Also undo over changes made since.")
 
 
 class ChangeEntry(BaseModel):

@@ -7,7 +7,7 @@ from .models import ListChangesInput, ListChangesOutput, UndoChangeInput, UndoCh
 TOOLS = [
     Tool(
         "list_changes",
-        "The server's journal of file changes, newest first: one per call that changed files.",
+        "The journal of file changes, newest first, one per call.",
         ListChangesInput,
         "fsmcp_history.history:list_changes",
         READ_ONLY,
@@ -15,8 +15,8 @@ TOOLS = [
     ),
     Tool(
         "undo_change",
-        "Undo a change (writes, creations, deletions, moves), all paths or none, byte for byte with modes. "
-        "EDIT_CONFLICT for a path changed since, unless force. Undoing an undo redoes.",
+        "Undo a change, all its paths or none, byte for byte; a path changed since needs force. "
+        "Undoing an undo redoes.",
         UndoChangeInput,
         "fsmcp_history.history:undo_change",
         DESTRUCTIVE,

@@ -29,17 +29,17 @@ class ReadFileInput(ToolInput):
     path: str
     encoding: Literal["auto", "utf-8", "base64", "hex"] = Field(
         "auto",
-        description="auto: text, or image/blob for binary; utf-8: always text (bad bytes: U+FFFD); base64/hex: the exact bytes.",
+        description="auto: text or image/blob; base64/hex: exact bytes.",
     )
     start_line: int | None = Field(None, ge=1, description="First line, 1-based.")
     end_line: int | None = Field(None, ge=1, description="Last line, inclusive.")
-    head: int | None = Field(None, ge=1, description="The first N lines.")
-    tail: int | None = Field(None, ge=1, description="The last N lines.")
-    offset: int | None = Field(None, ge=0, description="Byte to start at; not with line options.")
-    length: int | None = Field(None, ge=1, description="Bytes from offset.")
+    head: int | None = Field(None, ge=1, description="First N lines.")
+    tail: int | None = Field(None, ge=1, description="Last N lines.")
+    offset: int | None = Field(None, ge=0, description="Start byte; not with lines.")
+    length: int | None = Field(None, ge=1, description="Bytes to read.")
     line_numbers: bool = Field(False, description="Prefix each line 'N | '.")
     max_bytes: int | None = Field(
-        None, ge=1, description="FILE_TOO_LARGE for a whole file over this (not for ranges)."
+        None, ge=1, description="A whole file over this: FILE_TOO_LARGE."
     )
 
     @model_validator(mode="before")
@@ -72,7 +72,7 @@ class ReadFileInput(ToolInput):
 
 
 class ReadMultipleInput(ToolInput):
-    paths: list[str] = Field(min_length=1, max_length=50, description="Each read as read_file reads it by default.")
+    paths: list[str] = Field(min_length=1, max_length=50)
 
 
 class ListDirectoryInput(ToolInput):
@@ -90,13 +90,13 @@ class DirectoryTreeInput(ToolInput):
 
     path: str = "."
     depth: int | None = Field(
-        None, ge=0, description="Like find -maxdepth: 0 the root only; omitted: all."
+        None, ge=0, description="As find -maxdepth (0: the root only)."
     )
     exclude_globs: ExcludeGlobs
 
 
 class PathInput(ToolInput):
-    path: str = Field(description="File, directory or link.")
+    path: str
 
 
 class NoInput(ToolInput):

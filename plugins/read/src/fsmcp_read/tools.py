@@ -16,8 +16,7 @@ from .models import (
 TOOLS = [
     Tool(
         "read_file",
-        "Read a file, whole or a range of lines or bytes: text as it is, images and other binary files as "
-        "image/blob content with a mimeType. Past the output budget, a note says where to go on.",
+        "Read a file or a range of its lines or bytes; binary files as image/blob content.",
         ReadFileInput,
         "fsmcp_read.read_file:read_file",
         READ_ONLY,
@@ -25,8 +24,7 @@ TOOLS = [
     ),
     Tool(
         "read_multiple_files",
-        "Read several files in one call, sharing the output budget; a file that fails is shown inline, not "
-        "failing the call.",
+        "Read several files at once, sharing the output budget; one that fails is shown inline.",
         ReadMultipleInput,
         "fsmcp_read.multi:read_multiple_files",
         READ_ONLY,
@@ -34,15 +32,15 @@ TOOLS = [
     ),
     Tool(
         "list_directory",
-        "A directory's entries, by name, each marked file, directory or link (with its target).",
+        "A directory's entries by name, marked file, directory or link (with its target).",
         ListDirectoryInput,
         "fsmcp_read.listing:list_directory",
         READ_ONLY,
     ),
     Tool(
         "directory_tree",
-        "A directory's tree as compact JSON {name, type, children}; past the output budget, filled "
-        "breadth-first, cut directories marked \"truncated\":true.",
+        "A directory's tree as JSON {name, type, children}; past the output budget, cut directories are "
+        "marked \"truncated\".",
         DirectoryTreeInput,
         "fsmcp_read.tree:directory_tree",
         READ_ONLY,
@@ -58,7 +56,7 @@ TOOLS = [
     ),
     Tool(
         "list_allowed_directories",
-        "The directories this server may access. Tools take paths absolute or relative to the workspace.",
+        "The directories tools may access; relative paths start at the workspace.",
         NoInput,
         "fsmcp_read.info:list_allowed_directories",
         READ_ONLY,

@@ -11,8 +11,7 @@ from fsmcp import ExcludeGlobs, ToolInput
 MAX_CONTEXT_LINES = 50
 MAX_RESULTS = 10_000
 
-_DIRECTORY = "Default: the workspace."
-_IGNORED = "Also what .gitignore leaves out, and .git."
+_IGNORED = "Also .gitignored files and .git."
 
 
 def _one_or_many(value: Any) -> Any:
@@ -23,7 +22,7 @@ def _one_or_many(value: Any) -> Any:
 class SearchFilesInput(ToolInput):
     aliases: ClassVar[dict[str, str]] = {"path": "directory", "dir": "directory", "pattern": "nameContains", "excludePatterns": "excludeGlobs"}
 
-    directory: str | None = Field(None, description=_DIRECTORY)
+    directory: str | None = None
     name_contains: str = Field(
         min_length=1,
         description="Text in the name: literal, any case.",
@@ -47,11 +46,10 @@ class SearchFilesInput(ToolInput):
 class GlobSearchInput(ToolInput):
     aliases: ClassVar[dict[str, str]] = {"path": "directory", "dir": "directory", "pattern": "globs", "excludePatterns": "excludeGlobs", "max": "maxResults"}
 
-    directory: str | None = Field(None, description=_DIRECTORY)
+    directory: str | None = None
     globs: list[str] = Field(
         min_length=1,
-        description="** any depth, * ? within a name, {a,b}, [abc]; relative to directory (*.py: its own files) or "
-        "absolute.",
+        description="Relative to directory (*.py: its own files; **/*.py: any depth) or absolute.",
     )
     exclude_globs: ExcludeGlobs
     max_results: int = Field(1000, ge=0, description="Most files; 0: no limit.")
@@ -68,12 +66,12 @@ class GrepFilesInput(ToolInput):
 
     regex: str = Field(
         min_length=1,
-        description="ECMAScript, per line; escape \\. \\* \\( for literal text; no lookaround or backreferences.",
+        description="ECMAScript, per line; no lookaround or backreferences.",
     )
-    directory: str | None = Field(None, description=_DIRECTORY)
+    directory: str | None = None
     globs: list[str] | None = Field(
         None,
-        description="Without '/': names at any depth (*.py); with '/': paths under directory, or absolute.",
+        description="Names (*.py) or, with '/', paths under directory or absolute.",
     )
     exclude_globs: ExcludeGlobs
     case_insensitive: bool = Field(False, description="Ignore case (grep -i).")

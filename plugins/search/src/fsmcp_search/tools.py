@@ -6,14 +6,10 @@ from fsmcp import READ_ONLY, Tool
 
 from .models import GlobSearchInput, GrepFilesInput, SearchFilesInput
 
-_SKIPS = "Links are not followed."
-
 TOOLS = [
     Tool(
         name="search_files",
-        title="Find files by name",
-        description="Files and directories whose name contains a text, at any depth. "
-        "By glob: glob_search; by content: grep_files. " + _SKIPS,
+        description="Files and directories whose name contains a text, at any depth.",
         input_model=SearchFilesInput,
         function="fsmcp_search.names:search_files",
         annotations=READ_ONLY,
@@ -21,8 +17,7 @@ TOOLS = [
     ),
     Tool(
         name="glob_search",
-        title="Find files by glob",
-        description="Files (not directories) matching globs. By content: grep_files. " + _SKIPS,
+        description="Files (not directories) matching globs.",
         input_model=GlobSearchInput,
         function="fsmcp_search.names:glob_search",
         annotations=READ_ONLY,
@@ -30,8 +25,7 @@ TOOLS = [
     ),
     Tool(
         name="grep_files",
-        title="Search file contents",
-        description="Lines of files matching a regex, like grep -rn. Binary files are skipped. " + _SKIPS,
+        description="Lines of files matching a regex, like grep -rn; binary files skipped.",
         input_model=GrepFilesInput,
         function="fsmcp_search.grep:grep_files",
         annotations=READ_ONLY,

@@ -13,9 +13,8 @@ from .report import MAX_OUTPUT_BYTES
 MAX_ARGS = 256
 MAX_ARG_CHARS = 8192
 
-_CWD = "Default: the workspace."
-_TIMEOUT = "Seconds; then SIGTERM to its process group, later SIGKILL."
-_MAX_OUTPUT = "Bytes kept of stdout and of stderr each; the rest is counted."
+_TIMEOUT = "Seconds, then killed."
+_MAX_OUTPUT = "Bytes kept of stdout and of stderr each."
 
 
 class _Limits(ToolInput):
@@ -42,14 +41,14 @@ class _Limits(ToolInput):
 class RunCommandInput(_Limits):
     command: str = Field(
         min_length=1,
-        description="An allowed program's bare name: grep, not /usr/bin/grep or 'grep -n x'.",
+        description="A bare name: grep, not /usr/bin/grep or 'grep -n x'.",
     )
     args: list[str] = Field(
         default_factory=list,
         max_length=MAX_ARGS,
-        description="Passed as they are: quotes, globs, ~, $VAR, ;, |, > and $(...) mean nothing.",
+        description="As they are: no quoting, globs, ~, $VAR, | or >.",
     )
-    working_directory: str | None = Field(None, description=_CWD)
+    working_directory: str | None = None
     timeout: float = Field(30, gt=0, description=_TIMEOUT)
     max_output_bytes: int = Field(65536, ge=1, le=MAX_OUTPUT_BYTES, description=_MAX_OUTPUT)
 
@@ -72,7 +71,7 @@ class RunCommandInput(_Limits):
 
 class RunShellInput(_Limits):
     command: str = Field(min_length=1, description="Pipes, redirections, globs and variables work.")
-    working_directory: str | None = Field(None, description=_CWD)
+    working_directory: str | None = None
     timeout: float = Field(30, gt=0, description=_TIMEOUT)
     max_output_bytes: int = Field(65536, ge=1, le=MAX_OUTPUT_BYTES, description=_MAX_OUTPUT)
 

@@ -15,7 +15,7 @@ from .specs import SPECS
 if TYPE_CHECKING:
     from fsmcp.config import Settings
 
-_OUTPUT = "A non-zero exit code is a result, not an error."
+_OUTPUT = "A non-zero exit is a result."
 
 
 def tools_for(settings: Settings) -> list[Tool]:
@@ -25,12 +25,10 @@ def tools_for(settings: Settings) -> list[Tool]:
     tools = [
         Tool(
             name="run_command",
-            title="Run an allowed command",
-            description="Run an allowed program without a shell. "
-            f"Allowed: {', '.join(sorted(set(options.allow) - missing)) or '(none)'}. "
-            "Refused before running: file arguments outside the allowed directories (ACCESS_DENIED); options that write "
-            "files, run programs or follow links out (COMMAND_NOT_ALLOWED). "
-            f"timeout at most {options.max_timeout:g}. " + _OUTPUT,
+            description="Run an allowed program, no shell: "
+            f"{', '.join(sorted(set(options.allow) - missing)) or '(none)'}. "
+            "Refused: paths outside the allowed directories, options that write, run programs or follow links "
+            f"out. timeout at most {options.max_timeout:g}. " + _OUTPUT,
             input_model=RunCommandInput,
             function="fsmcp_shell.run:run_command",
             annotations=READ_ONLY if only_reads else DESTRUCTIVE,
@@ -41,7 +39,6 @@ def tools_for(settings: Settings) -> list[Tool]:
         tools.append(
             Tool(
                 name="run_shell",
-                title="Run a shell command line",
                 description="Run a command line with /bin/sh -c, in a directory inside the allowed roots. Unlike run_command, "
                 f"nothing checks what it reads, writes or runs. timeout at most {options.max_timeout:g}. " + _OUTPUT,
                 input_model=RunShellInput,

@@ -9,9 +9,7 @@ from .models import WatchFileInput
 TOOLS = [
     Tool(
         name="watch_file",
-        title="Watch for changes",
-        description="What changed in a file or directory since the previous call on it, or wait for the next change "
-        "instead of polling. Links are entries, never followed.",
+        description="What changed in a file or directory since the previous call on it, or wait for the next change.",
         input_model=WatchFileInput,
         function="fsmcp_watch.watch:watch_file",
         annotations=READ_ONLY,

@@ -8,8 +8,7 @@ from .workspace import set_workspace
 TOOLS = [
     Tool(
         "set_workspace",
-        "Choose the directory relative paths resolve against from now on. When the server requires a workspace, "
-        "other tools refuse to work until it is set.",
+        "Set the directory relative paths resolve against (a server may require it first).",
         SetWorkspaceInput,
         set_workspace,
         Annotations(read_only=False, destructive=False, idempotent=True),

@@ -8,21 +8,20 @@ from fsmcp import ExpectedVersion, ToolInput
 from pydantic import BaseModel, Field
 from pydantic.json_schema import SkipJsonSchema
 
-_PATH = "The file."
 
 
 class WriteFileInput(ToolInput):
     # seed 003 calls the path `file`
     aliases: ClassVar[dict[str, str]] = {"file": "path"}
 
-    path: str = Field(description=_PATH)
-    content: str = Field(description="The whole new content.")
+    path: str
+    content: str = Field(description="The whole content.")
     encoding: Literal["utf-8", "base64"] = Field(
-        "utf-8", description="content as text, or base64 for binary data."
+        "utf-8", description="base64: binary content."
     )
     line_count: Annotated[int, Field(ge=0)] | SkipJsonSchema[None] = Field(
         None,
-        description="Lines in content (a last one without newline counts); another count: INVALID_PARAMS.",
+        description="Lines content must have (a last one without newline counts).",
         json_schema_extra=lambda schema: schema.pop("default", None),
     )
     expected_version: ExpectedVersion = None
@@ -35,16 +34,16 @@ class FileItem(WriteFileInput):
 class WriteFilesInput(ToolInput):
     items_of: ClassVar[str] = "write_file"
 
-    files: list[FileItem] = Field(min_length=1, description="Each as write_file takes its arguments.")
+    files: list[FileItem] = Field(min_length=1, description="write_file's arguments each.")
 
 
 class AppendFileInput(ToolInput):
-    path: str = Field(description=_PATH)
-    content: str = Field(description="UTF-8 text to add.")
+    path: str
+    content: str = Field(description="Text to add.")
     ensure_newline: bool = Field(
-        True, description="End the text with a newline if it has none."
+        True, description="Add a final newline if missing."
     )
-    create: bool = Field(False, description="Create a missing file and its parents.")
+    create: bool = Field(False, description="Create a missing file.")
     expected_version: ExpectedVersion = None
 
 
@@ -52,32 +51,32 @@ class CreateDirectoryInput(ToolInput):
     # seed 003's mkdir calls it `dir`
     aliases: ClassVar[dict[str, str]] = {"dir": "path"}
 
-    path: str = Field(description="The directory.")
+    path: str
     recursive: bool = Field(
         default=True,
-        description="Create missing parents (mkdir -p); else they must exist.",
+        description="Create missing parents (mkdir -p).",
     )
     expected_version: ExpectedVersion = None
 
 
 class TransferInput(ToolInput):
-    """copy_file and move_file take the same arguments."""
+    # No docstring: pydantic would send it to the model as the schema's description.
 
     # seed 003's move_file uses from/to
     aliases: ClassVar[dict[str, str]] = {"from": "source", "to": "destination"}
 
     source: str = Field(description="File, directory or link (as a link).")
     destination: str = Field(
-        description="The new path, name included; parents are created."
+        description="The new path, name included."
     )
-    overwrite: bool = Field(False, description="Replace an existing destination of the same type.")
+    overwrite: bool = Field(False, description="Replace a destination of the same type.")
     expected_version: ExpectedVersion = None
     versioned: ClassVar[str] = "destination"
 
 
 class DeleteFileInput(ToolInput):
-    path: str = Field(description="File, directory or link (never its target).")
-    recursive: bool = Field(False, description="A directory with all in it; else it must be empty.")
+    path: str = Field(description="A link itself, not its target.")
+    recursive: bool = Field(False, description="Also a directory that is not empty.")
     expected_version: ExpectedVersion = None
 
 

@@ -20,8 +20,7 @@ from .models import (
 TOOLS = [
     Tool(
         "write_file",
-        "Create a file or replace its whole content, atomically. Missing parents are created; a replaced file "
-        "keeps its mode. Part of a file: edit_file; its end: append_file.",
+        "Create a file or replace its whole content, atomically; parents are created, the mode kept.",
         WriteFileInput,
         "fsmcp_write.content:write_file",
         OVERWRITES,
@@ -41,12 +40,11 @@ TOOLS = [
         AppendFileInput,
         "fsmcp_write.content:append_file",
         DESTRUCTIVE,
-        title="Append to file",
         output_model=AppendFileOutput,
     ),
     Tool(
         "create_directory",
-        "Create a directory; when it exists, succeed and change nothing.",
+        "Create a directory; one that exists is a success.",
         CreateDirectoryInput,
         "fsmcp_write.entries:create_directory",
         CREATES,
@@ -54,21 +52,18 @@ TOOLS = [
     ),
     Tool(
         "copy_file",
-        "Copy a file, link or directory tree; the copy appears all at once or not at all.",
+        "Copy a file, link or directory tree, all or nothing.",
         TransferInput,
         "fsmcp_write.entries:copy_file",
         OVERWRITES,
-        title="Copy file or directory",
         output_model=TransferOutput,
     ),
     Tool(
         "move_file",
-        "Move or rename a file, link or directory, also across allowed directories; if the destination is "
-        "refused, the source stays.",
+        "Move or rename a file, link or directory, also across allowed directories.",
         TransferInput,
         "fsmcp_write.entries:move_file",
         DESTRUCTIVE,
-        title="Move or rename",
         output_model=TransferOutput,
     ),
     Tool(
@@ -77,7 +72,6 @@ TOOLS = [
         DeleteFileInput,
         "fsmcp_write.entries:delete_file",
         DESTRUCTIVE,
-        title="Delete",
         output_model=DeleteFileOutput,
     ),
 ]
