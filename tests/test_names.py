@@ -42,7 +42,10 @@ async def test_a_search_under_a_directory_takes_the_same_names_in_every_tool(tmp
             watched = await client.call_tool("watch_file", {"path": sub, name: 0})
             assert not watched.is_error, (name, text_of(watched))
             refused = text_of(await client.call_tool("watch_file", {"path": sub, name: -1}))
-            assert refused.startswith("INVALID_PARAMS") and "waitSeconds: must be 0 or more, not -1" in refused, refused
+            # Said in the client's own name for it.
+            assert refused.startswith("INVALID_PARAMS") and f"{name} (waitSeconds): must be 0 or more, not -1" in refused, refused
+        refused = text_of(await client.call_tool("grep_files", {"pattern": 5}))
+        assert "pattern (regex): must be a string, not 5" in refused, refused
 
 
 def _bad_values(schema: dict) -> list:

@@ -401,7 +401,7 @@ class Host:
         try:
             args = tool.input_model.model_validate(arguments if arguments is not None else {})
         except ValidationError as exc:
-            return ToolError(ErrorCode.INVALID_PARAMS, describe_invalid(tool, exc))
+            return ToolError(ErrorCode.INVALID_PARAMS, describe_invalid(tool, exc, arguments))
         # A tool another one runs (a batch's step) adds to its caller's change.
         caller = current.call()
         change = caller.change if caller is not None and caller.change is not None else None

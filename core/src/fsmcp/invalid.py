@@ -40,8 +40,14 @@ _KINDS = {
 }
 
 
-def describe_invalid(tool: Tool, exc: ValidationError) -> str:
+def describe_invalid(tool: Tool, exc: ValidationError, sent: Any = None) -> str:
+    """``sent``: the arguments as the client sent them, so that a value given under an alias is
+    named as the client named it (``pattern (regex): must be a string``)."""
     schema = tool.input_schema()
+    # The aliases the client used for a parameter it did not name itself.
+    called = {}
+    if isinstance(sent, dict):
+        called = {canonical: alias for alias, canonical in tool.input_model.aliases.items() if alias in sent and canonical not in sent}
     raw = tool.input_model.model_json_schema(by_alias=True)
     problems: dict[str, list[dict[str, Any]]] = {}
     places = []
@@ -51,6 +57,8 @@ def describe_invalid(tool: Tool, exc: ValidationError) -> str:
             places.append(loc[:-1])
         else:
             loc = _place(raw, tuple(err["loc"]))
+        if loc and loc[0] in called:
+            loc = (f"{called[loc[0]]} ({loc[0]})", *loc[1:])
         problems.setdefault(".".join(str(p) for p in loc) or "arguments", []).append(err)
     said = [f"{where}: {_say(errs)}" for where, errs in problems.items()]
     # An unknown field inside an item is answered with that item's fields, not the tool's.

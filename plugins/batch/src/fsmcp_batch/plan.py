@@ -76,7 +76,7 @@ def _step(number: int, op: Operation, ctx: ToolContext, transactional: bool) -> 
     try:
         args = tool.input_model.model_validate(op.arguments)
     except ValidationError as exc:
-        raise _Refused(describe_invalid(tool, exc)) from None
+        raise _Refused(describe_invalid(tool, exc, op.arguments)) from None
     if transactional and not tool.annotations.read_only:
         reason = touched.unmappable(tool, args)
         if reason:
