@@ -158,6 +158,23 @@ async def test_a_block_copied_shallower_or_deeper_re_indents_the_new_text_by_the
     assert path.read_text() == "def f():\n    if x:\n        a()\n            d()\n"
 
 
+async def test_new_text_written_without_the_blocks_indentation_goes_to_the_blocks_indentation(root, call):
+    # oldText copied 4 deeper than the file, newText with no indentation at all: shifting newText
+    # by -4 would put its lines left of column 0, so newText was written without the block's
+    # indentation: its first line goes where the block starts, the rest keep their steps under it.
+    original = "class A:\n    def f(self):\n        if x:\n            b = 2\n        return b\n"
+    path = put(root, "a.py", original)
+    old = "            if x:\n                b = 2"
+    result = await edit(call, path, {"oldText": old, "newText": "if x:\n    a = 1\n    b = 2"})
+    assert not result.is_error, text_of(result)
+    assert path.read_text() == "class A:\n    def f(self):\n        if x:\n            a = 1\n            b = 2\n        return b\n"
+    # A tab-indented file and oldText in 4-space steps, two steps deeper: steps in the file's tabs.
+    path.write_text("def f():\n\tif x:\n\t\tb = 2\n")
+    result = await edit(call, path, {"oldText": "            if x:\n                b = 2", "newText": "if x:\n    a = 1"})
+    assert not result.is_error, text_of(result)
+    assert path.read_text() == "def f():\n\tif x:\n\t\ta = 1\n"
+
+
 async def test_block_copied_from_a_differently_indented_place_keeps_the_files_indentation(root, call):
     original = (
         "class A:\n"

@@ -2,7 +2,8 @@
 
 A block matches when each of its lines equals the file's line with leading and trailing
 whitespace ignored. The replacement keeps the file's own bytes for every line the new text
-leaves as it was, and indents the lines it adds or changes the way the file indents them.
+leaves as it was, and indents the lines it adds or changes the way the file indents them; a
+new text written without the block's indentation at all starts at the block's indentation.
 """
 
 from __future__ import annotations
@@ -44,6 +45,12 @@ def _indent(line: str) -> str:
     return line[: len(line) - len(line.lstrip(" \t"))]
 
 
+def _count(indent: str, step: str) -> int | None:
+    """How many ``step``s ``indent`` is, or None when it is not made of them."""
+    k, rest = divmod(len(indent), len(step))
+    return k if not rest and indent == step * k else None
+
+
 class _Reindent:
     """Maps the new text's indentation into the file's, learnt from the matched lines."""
 
@@ -59,6 +66,30 @@ class _Reindent:
         self.strip = self._common(lambda o, f: o[: len(o) - len(f)] if o.endswith(f) else None)
 
         self.unit = self._unit()
+        self.bare: tuple[str, str] | None = None
+
+    def frame(self, new_lines: list[str]) -> None:
+        """Notice a new text written without the block's indentation at all.
+
+        New text moves by the difference between the file's indentation and the old text's;
+        where the old text was copied deeper than the file and that would put a new line left of
+        column 0, the new text was written in no block's frame: its first line takes the
+        block's indentation and the others keep theirs relative to it. Where the old text and
+        the file indent with different characters, the difference is counted in steps.
+        """
+        written = [_indent(line) for line in new_lines if line.strip()]
+        anchor = next((j for j, o in enumerate(self.old) if o is not None), None)
+        if anchor is None or not written:
+            return
+        old, file = self.old[anchor] or "", self.file[anchor]
+        if self.strip:
+            left = any(len(w) < len(self.strip) for w in written)
+        elif self.unit is not None and (k_old := _count(old, self.unit[0])) is not None and (k_file := _count(file, self.unit[1])) is not None:
+            left = k_old > k_file and any(len(w) // len(self.unit[0]) < k_old - k_file for w in written)
+        else:
+            left = False
+        if left:
+            self.bare = (written[0], file)
 
     def _common(self, shift) -> str | None:
         shifts = {shift(o, f) for o, f in self.pairs}
@@ -75,8 +106,7 @@ class _Reindent:
     def _steps(self, extra: str) -> int | None:
         if self.unit is None or not extra:
             return 0 if not extra else None
-        k, rest = divmod(len(extra), len(self.unit[0]))
-        return k if not rest and extra == self.unit[0] * k else None
+        return _count(extra, self.unit[0])
 
     def _convert(self, extra: str) -> str:
         k = self._steps(extra)
@@ -88,6 +118,11 @@ class _Reindent:
             return ""
         indent = _indent(line)
         body = line[len(indent) :]
+        if self.bare is not None:
+            first, base = self.bare
+            if indent.startswith(first):
+                return base + self._convert(indent[len(first) :]) + body
+            return base[: max(len(base) - (len(first) - len(indent)), 0)] + body
         # The line it replaces (or follows) is the best guide: it was matched in this very file.
         own = self.old[anchor]
         if own is not None and indent.startswith(own):
@@ -147,6 +182,7 @@ def replace_block(view: View, start: int, old_lines: list[str], old_nl: bool, ne
     eol = view.eol_for(begin, end)
     new_lines, new_nl = split_block(new_text)
     reindent = _Reindent(old_lines, [crlf_to_lf(f) for f in file_lines])
+    reindent.frame(new_lines)
     out: list[tuple[str, str]] = []
     for tag, i1, i2, j1, j2 in SequenceMatcher(None, old_lines, new_lines, autojunk=False).get_opcodes():
         if tag == "equal":
