@@ -87,7 +87,7 @@ def test_an_unknown_tool_exits_2_and_names_the_offered_ones(root):
     done = fsmcp_call("read_fiel", '{"path": "notes.txt"}', root, cwd=root)
     assert done.returncode == 2
     assert done.stdout == ""
-    assert done.stderr.startswith("fsmcp: error: unknown tool 'read_fiel'; this configuration offers: ")
+    assert done.stderr.startswith("fsmcp: error: unknown tool 'read_fiel'; this server offers: ")
     assert "read_file" in done.stderr
 
 

@@ -108,7 +108,7 @@ async def test_read_only_tells_the_model_and_offers_no_tool_that_only_changes(ro
             {"operations": [{"tool": "read_file", "arguments": {"path": "notes.txt"}}, {"tool": "write_file", "arguments": {"path": "x", "content": ""}}]},
         )
         assert result.is_error
-        assert "unknown tool 'write_file' (the server is read-only: it offers only tools that read)" in text_of(result)
+        assert "unknown tool 'write_file': it is not offered because the server is read-only" in text_of(result)
     assert sorted(p.name for p in root.iterdir()) == ["notes.txt"]
 
 

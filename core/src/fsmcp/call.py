@@ -38,7 +38,7 @@ def call(host: Host, tool: str, arguments: dict[str, Any], out: TextIO = sys.std
     any other format, whose document says itself that the call failed (``"ok": false``).
     """
     if tool not in host.tools:
-        raise UsageError(f"unknown tool {tool!r}; this configuration offers: {', '.join(host.tools) or '(none)'}")
+        raise UsageError(host.unknown_tool(tool))
     result = anyio.run(host.call, tool, arguments)
     failed = bool(result.get("isError"))
     stream = err if failed and host.settings.format == "text" else out

@@ -34,7 +34,8 @@ class ToolContext:
     ``journal`` is the host's change journal (:class:`fsmcp.journal.Journal`), None when off.
     ``protected(root)`` is what no tool may read or change under a root (a
     :class:`fsmcp.protected.ProtectedNames`); ``is_protected(path)`` asks it for one path. A tool
-    that finds files itself (a search, an archive) leaves those out.
+    that finds files itself (a search, an archive) leaves those out. ``unknown_tool(name)`` is
+    what a call of a tool the server does not offer is told: why, when the operator withheld it.
     """
 
     def __init__(
@@ -51,12 +52,14 @@ class ToolContext:
         journal: Any = None,
         protected: Callable[[Any], ProtectedNames] | None = None,
         is_protected: Callable[[Any], bool] | None = None,
+        unknown_tool: Callable[[str], str] | None = None,
     ):
         self.fs = fs
         self.change = change
         self.journal = journal
         self._protected = protected
         self._is_protected = is_protected
+        self._unknown_tool = unknown_tool
         self.settings = settings
         self.tool = tool
         self.tools = tools or {}
@@ -83,6 +86,10 @@ class ToolContext:
     def is_protected(self, path: Any) -> bool:
         """Whether ``path`` (a :class:`fsmcp.ResolvedPath`, or an absolute real path inside the roots) is protected."""
         return self._is_protected(path) if self._is_protected is not None else False
+
+    def unknown_tool(self, name: str) -> str:
+        """What a call of ``name``, a tool the server does not offer, is told."""
+        return self._unknown_tool(name) if self._unknown_tool is not None else f"unknown tool {name!r}"
 
     async def run_tool(self, name: str, arguments: dict[str, Any] | None, *, budget: int | None = None) -> ToolResult | ToolError:
         """Run another offered tool; returns its result or the ToolError it met (never raises it).

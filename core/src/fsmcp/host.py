@@ -32,7 +32,7 @@ from .mounts import LocalRoots
 from .programs import Sandbox
 from .protected import ProtectedNames
 from .guard import Guard, Session, current_session, expect_version, in_session
-from .plugins import PluginError, PluginInfo, collect_tools, load_plugins, offered
+from .plugins import PluginError, PluginInfo, collect_tools, load_plugins, offered, withheld_tools
 from .journal import NAME as JOURNAL
 from .results import Text, ToolResult
 from .roots import Access, ResolvedPath, Root, RootSet
@@ -84,6 +84,7 @@ class Host:
         self._protected: dict[str, ProtectedNames] = {}
         """Calls whose tool is still running, including abandoned workers of cancelled calls."""
         self._listing: list[dict[str, Any]] | None = None
+        self._withheld: dict[str, str] | None = None
         self.warned = False
         """A plugin logged a warning while the host started."""
         self._probe()
@@ -157,6 +158,36 @@ class Host:
                     f"plugins: {', '.join(sorted(p.name for p in self.plugins if p.status != 'default')) or '(none)'} "
                     "(fsmcp plugins lists them with their tools)"
                 )
+
+    def unknown_tool(self, name: str, offers: bool = True) -> str:
+        """What a call of ``name``, which this server does not offer, is told: why, when the
+        operator withheld it; else (with ``offers``) what the server offers instead."""
+        why = self._why_withheld(name)
+        if why is not None:
+            return f"unknown tool {name!r}: it is not offered because {why}; only the operator can change that, by restarting the server"
+        return f"unknown tool {name!r}; this server offers: {', '.join(self.tools) or '(none)'}" if offers else f"unknown tool {name!r}"
+
+    def _why_withheld(self, name: str) -> str | None:
+        s = self.settings
+        tool = self.registered.get(name)
+        if tool is None:
+            if self._withheld is None:
+                self._withheld = withheld_tools(self.plugins, s)
+            plugin = self._withheld.get(name)
+            if plugin is None:
+                return None
+            if plugin in s.disable:
+                return f"the plugin {plugin!r} that has it is disabled (--disable {plugin}, or disable in the configuration)"
+            return f"the server offers only what enable names ({', '.join(s.enable)}), and not the plugin {plugin!r} that has it"
+        if s.read_only and not tool.annotations.read_only:
+            return "the server is read-only (--read-only, or read_only = true in the configuration) and this tool changes files; only tools that read are offered"
+        if name in s.disable:
+            return f"it is disabled (--disable {name}, or disable in the configuration)"
+        if s.enable and name not in s.enable and tool.plugin not in s.enable:
+            return f"the server offers only what enable names ({', '.join(s.enable)}), and neither {name} nor its plugin {tool.plugin!r}"
+        if tool.starts_programs and self.sandbox_notice:
+            return f"it starts programs, and this kernel cannot confine them (sandbox = {s.sandbox}; Landlock is missing)"
+        return None
 
     def listing(self) -> list[dict[str, Any]]:
         """The tools as ``tools/list`` sends them (computed once: the list never changes)."""
@@ -307,8 +338,7 @@ class Host:
     ) -> ToolResult | ToolError:
         tool = self.tools.get(name)
         if tool is None:
-            offered_names = ", ".join(self.tools) or "(none)"
-            return ToolError(ErrorCode.INVALID_PARAMS, f"unknown tool {name!r}; this server offers: {offered_names}")
+            return ToolError(ErrorCode.INVALID_PARAMS, self.unknown_tool(name))
         return await self.run(tool, arguments, send_progress=send_progress, budget=budget, on_loop=on_loop)
 
     async def run(
@@ -408,7 +438,7 @@ class Host:
         ctx = ToolContext(
             fs=self.fs, settings=self.settings, tool=tool, tools=self.tools, send_progress=send_progress, run_tool=self.run_named,
             budget=budget, change=change or Change(tool.name, current_session().id, self._announce, self.is_protected), journal=self.journal,
-            protected=self.protected, is_protected=self.is_protected,
+            protected=self.protected, is_protected=self.is_protected, unknown_tool=lambda name: self.unknown_tool(name, offers=False),
         )
         return args, ctx, change is None
 

@@ -71,8 +71,7 @@ def _step(number: int, op: Operation, ctx: ToolContext, transactional: bool) -> 
         raise _Refused(f"{name} cannot run inside {name}; put its operations in this batch instead")
     tool = ctx.tools.get(name)
     if tool is None:
-        read_only = " (the server is read-only: it offers only tools that read)" if ctx.settings.read_only else ""
-        raise _Refused(f"unknown tool {name!r}{read_only}", unknown=True)
+        raise _Refused(ctx.unknown_tool(name), unknown=True)
     try:
         args = tool.input_model.model_validate(op.arguments)
     except ValidationError as exc:
