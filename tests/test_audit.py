@@ -77,3 +77,31 @@ async def test_code_running_for_a_call_adds_fields_to_its_line(tmp_path):
     (line,) = [json.loads(line) for line in log.read_text().splitlines()]
     assert line["allowedOnce"] == ["x"]
     assert line["tool"] == "peek"  # the standard fields are not replaced
+
+
+async def test_the_line_names_the_program_run_the_paths_an_undo_restored_and_each_path_once(tmp_path):
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "f.txt").write_text(f"{SECRET}\n")
+    log = tmp_path / "audit.jsonl"
+    env = {"XDG_STATE_HOME": str(tmp_path / "state")}
+    async with serve_stdio("--audit-log", str(log), str(root), env=env) as client:
+        s = ToolCalls(client)
+        await s.ok("run_command", command="cat", args=["f.txt"], workingDirectory=str(root))
+        await s.ok("write_files", files=[{"path": str(root / "a.txt"), "content": SECRET}, {"path": str(root / "b.txt"), "content": "B"}])
+        await s.ok("undo_change")
+        step = {"path": str(root / "f.txt")}
+        edit = {**step, "edits": [{"oldText": SECRET, "newText": "gone"}]}
+        await s.ok("batch_operations", operations=[{"tool": "read_file", "arguments": step}, {"tool": "edit_file", "arguments": edit}])
+    assert SECRET not in log.read_text()
+    run, write, undo, batch = [json.loads(line) for line in log.read_text().splitlines()]
+    # The program by its file; its arguments stay a size and a hash.
+    assert run["program"] in ("/usr/bin/cat", "/bin/cat"), run
+    assert run["args"]["args"] == {"bytes": 9, "sha256": run["args"]["args"]["sha256"]}, run
+    # write_files: each file's content as a size and a hash, beside its path.
+    assert write["paths"] == [str(root / "a.txt"), str(root / "b.txt")], write
+    assert [item["content"]["bytes"] for item in write["args"]["files"]] == [len(SECRET), 1], write
+    # The undo names no path in its arguments: the paths it restored.
+    assert sorted(undo["paths"]) == [str(root / "a.txt"), str(root / "b.txt")], undo
+    # A batch that reads and then edits a file names it once.
+    assert batch["paths"] == [str(root / "f.txt")], batch

@@ -1,10 +1,12 @@
 """The audit log: one JSON line per tool call a client made (``--audit-log FILE``).
 
-A line holds ``time``, ``session``, ``tool``, ``paths`` (every path the arguments name),
-``outcome`` (``ok`` or the error code), ``durationMs`` and ``args``: numbers and booleans as
-given, short strings that carry no content as given, anything else (file content, edits, a
-patch, a command line, lists and objects) as its size and a SHA-256 prefix, never its value.
-Code running for a call adds fields of its own with :func:`note`.
+A line holds ``time``, ``session``, ``tool``, ``paths`` (every path the arguments name, each
+once; for a call whose arguments name none, such as an undo, the paths it changed), ``outcome``
+(``ok`` or the error code), ``durationMs`` and ``args``: numbers and booleans as given, short
+strings that carry no content as given, a list of objects under a path key (``write_files``'
+``files``) as each object described so, anything else (file content, edits, a patch, a command
+line, lists and objects) as its size and a SHA-256 prefix, never its value. Code running for a
+call adds fields of its own with :func:`note` (``run_command`` adds ``program``, the file it ran).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import json
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import datetime, timezone
@@ -28,6 +30,7 @@ SHORT = 40
 MAX_PATHS = 100
 
 _notes: ContextVar[dict[str, Any] | None] = ContextVar("fsmcp_audit_notes", default=None)
+_changed: ContextVar[list[str] | None] = ContextVar("fsmcp_audit_changed", default=None)
 
 
 def note(**fields: Any) -> None:
@@ -41,13 +44,21 @@ def note(**fields: Any) -> None:
         notes.update(fields)
 
 
+def changed(paths: Iterable[str]) -> None:
+    """Paths the call in progress changes, for its line's ``paths`` (a no-op without an audit log)."""
+    found = _changed.get()
+    if found is not None:
+        found.extend(paths)
+
+
 def summary(value: Any) -> dict[str, Any]:
     data = value.encode("utf-8", "surrogatepass") if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str).encode()
     return {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()[:16]}
 
 
-def named_paths(arguments: Any, key: str | None = None, found: list[str] | None = None) -> list[str]:
-    found = [] if found is None else found
+def named_paths(arguments: Any, key: str | None = None, found: dict[str, None] | None = None) -> list[str]:
+    """Each path the arguments name, once, in order (a batch that reads a file and then edits it names it twice)."""
+    found = {} if found is None else found
     if isinstance(arguments, dict):
         for k, v in arguments.items():
             named_paths(v, k, found)
@@ -55,14 +66,16 @@ def named_paths(arguments: Any, key: str | None = None, found: list[str] | None 
         for v in arguments:
             named_paths(v, key, found)
     elif isinstance(arguments, str) and key in PATH_KEYS and len(found) < MAX_PATHS:
-        found.append(arguments)
-    return found
+        found[arguments] = None
+    return list(found)
 
 
 def described(arguments: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in arguments.items():
         if key in PATH_KEYS:
+            if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+                out[key] = [described(v) for v in value]  # write_files' items: their paths are in ``paths``
             continue  # in ``paths``
         if value is None or isinstance(value, (bool, int, float)):
             out[key] = value
@@ -96,11 +109,16 @@ class AuditLog:
         line["paths"] = named_paths(args)
         line["outcome"] = "ok"
         notes: dict[str, Any] = {}
-        token = _notes.set(notes)
+        changes: list[str] = []
+        token, changes_token = _notes.set(notes), _changed.set(changes)
         try:
             yield line
         finally:
             _notes.reset(token)
+            _changed.reset(changes_token)
+            if not line["paths"]:
+                # Only then: a changed path is a real path, and the arguments may name it relative.
+                line["paths"] = list(dict.fromkeys(changes))[:MAX_PATHS]
             line["durationMs"] = round((time.perf_counter() - clock) * 1000, 3)
             line["args"] = described(args)
             self.write({**notes, **line})

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from . import audit
 from .order import ORDER
 from .roots import ResolvedPath
 
@@ -60,6 +61,7 @@ class Change:
                     new.append(p)
             if new:
                 self.paths.extend(new)
+                audit.changed(str(p.path) for p in new)
                 self._announce(self, new)
 
     def order(self, paths: Iterable[ResolvedPath], *, tree: bool = True) -> None:

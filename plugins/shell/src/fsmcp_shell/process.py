@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import anyio
 import anyio.abc
 
-from fsmcp import ToolContext, start_program
+from fsmcp import ToolContext, audit_note, start_program
 
 DRAIN_AFTER_EXIT = 1.0
 """Seconds to collect output still in the pipes once the group is gone."""
@@ -95,6 +95,8 @@ async def execute(
     TCP only with ``network``, and it may run the programs on its PATH.
     """
     runs = [d for d in env.get("PATH", "").split(os.pathsep) if d]
+    # Which program ran is the operator's to know; its arguments may carry content, and stay hashed.
+    audit_note(program=program)
     process = await start_program(ctx, argv, executable=program, cwd=cwd, env=env, writes=writes, network=network, runs=runs)
     assert process.stdout is not None and process.stderr is not None
     out, err = Captured(cap), Captured(cap)
