@@ -73,7 +73,12 @@ class Settings:
     """Seconds the user has to answer before the refusal stands."""
     plugins: dict[str, dict[str, Any]] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        self.asked: set[str] = set()
+        """The plugins whose table was asked for: the host refuses a table no plugin reads at start-up."""
+
     def options(self, plugin: str) -> dict[str, Any]:
+        self.asked.add(plugin)
         return self.plugins.get(plugin, {})
 
 
@@ -201,6 +206,11 @@ def _check(settings: Settings) -> None:
         value = getattr(settings, name)
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise ConfigError(f"{name} must be a list of strings")
+    if not isinstance(settings.plugins, dict):
+        raise ConfigError(f"plugins must be a table of plugin tables, such as [plugins.shell]; it is {settings.plugins!r}")
+    for name, table in settings.plugins.items():
+        if not isinstance(table, dict):
+            raise ConfigError(f"plugins.{name} must be a table, such as [plugins.{name}]; it is {table!r}")
 
 
 def _unique(items: list[str]) -> list[str]:

@@ -149,6 +149,15 @@ class Host:
                 f"fsmcp.toml has a [plugins.{unknown_tables[0]}] table, but no installed plugin is named {unknown_tables[0]!r}; "
                 f"plugin tables: {', '.join(sorted(n for n in tables if not n.startswith('fsmcp.')))} (fsmcp plugins lists the plugins)"
             )
+        # A plugin reads its table at start-up (writing-plugins.md): one that did not takes no
+        # options, and its table would be dropped without a word. A disabled one was not asked.
+        for info in self.plugins:
+            keys = self.settings.plugins.get(info.name)
+            if keys and info.status in ("enabled", "default") and info.name not in self.settings.asked:
+                raise HostError(
+                    f"fsmcp.toml's [plugins.{info.name}] has {', '.join(keys)}, but plugin {info.label} takes no options "
+                    "(it did not read its table at start-up); remove the table"
+                )
         known = tables | set(self.registered)
         for option in ("enable", "disable"):
             unknown = [n for n in getattr(self.settings, option) if n not in known]
