@@ -107,8 +107,8 @@ def test_the_next_steps_name_this_environment_and_the_plugin(tmp_path):
     done = new_plugin("demo", cwd=tmp_path)
     install, test = done.stdout.splitlines()[2:4]
     made = str((tmp_path / "fsmcp-demo").absolute())
-    assert f"install --python {sys.executable} -e {made} pytest" in install
-    assert install.lstrip().startswith(f"{sys.executable} -m uv pip install")  # this environment has uv, not pip
+    # This environment is the workspace's, a uv project's: the plugin is added to the project.
+    assert install.strip() == f"cd {REPO} && {sys.executable} -m uv add --editable {made}"
     assert test.strip() == f"cd {made} && {sys.executable} -m pytest"
 
 
@@ -225,3 +225,32 @@ def test_fsmcp_tools_lists_the_new_plugins_tool(installed):
     assert done.returncode == 0, done.stderr
     # Each line: the tool, its plugin, its definition's size.
     assert dict(line.split()[:2] for line in done.stdout.splitlines()) == {"demo": "demo"}
+
+
+def test_in_a_uv_project_the_printed_install_survives_uv_sync(tmp_path):
+    """As a user of a clone would: a uv project's environment, the printed steps as printed, then uv sync."""
+    assert shutil.which("uv"), "this test needs uv on PATH"
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text(
+        '[project]\nname = "p"\nversion = "0"\nrequires-python = ">=3.11"\ndependencies = ["fsmcp"]\n\n'
+        '[dependency-groups]\ndev = ["pytest", "uv"]\n\n[tool.uv]\npackage = false\n\n'
+        f'[tool.uv.sources]\nfsmcp = {{ path = "{REPO / "core"}", editable = true }}\n'
+    )
+    done = run(["uv", "sync", "--quiet", "--python", sys.executable], cwd=project)
+    assert done.returncode == 0, done.stderr
+    python = project / ".venv" / "bin" / "python"
+    work = tmp_path / "src"
+    work.mkdir()
+    rendered = run([python, "-m", "fsmcp", "new-plugin", "line_count"], cwd=work)
+    assert rendered.returncode == 0, rendered.stderr
+    basetemp = f"--basetemp={tmp_path / 'pytest'}"
+    for line in rendered.stdout.splitlines()[2:]:
+        step = run(["bash", "-c", line.strip()], cwd=work, PYTEST_ADDOPTS=basetemp)
+        assert step.returncode == 0, (line, step.stdout, step.stderr)
+    listed = run([python, "-m", "fsmcp", "plugins", tmp_path], cwd=work)
+    assert "line_count" in listed.stdout, listed.stdout
+    done = run(["uv", "sync", "--quiet"], cwd=project)
+    assert done.returncode == 0, done.stderr
+    listed = run([python, "-m", "fsmcp", "plugins", tmp_path], cwd=work)
+    assert "fsmcp-line-count" in listed.stdout, (rendered.stdout, listed.stdout)

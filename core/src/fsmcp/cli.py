@@ -165,14 +165,21 @@ def _call(host: Host, tool: str, raw_arguments: str) -> int:
 
 
 def _new_plugin(name: str, parent: Path) -> int:
-    from .scaffold import ScaffoldError, next_steps, render, replacements
+    from .scaffold import ScaffoldError, next_steps, render, replacements, uv_project
 
     try:
         made = render(name, parent)
     except (ScaffoldError, OSError) as exc:
         return _error(exc)
     print(f"fsmcp: wrote {made} (plugin {name}, distribution {replacements(name)['fsmcp-wordcount']}, tool {name})")
-    print("next, install it into the environment this fsmcp runs in and run its tests (its README.md has every step):")
+    project = uv_project()
+    if project is not None:
+        print(
+            f"next, add it to the uv project {project}, whose environment this fsmcp runs in (its pyproject.toml then "
+            "lists it, so uv sync there keeps it; a uv pip install would last until the next uv sync), and run its tests:"
+        )
+    else:
+        print("next, install it into the environment this fsmcp runs in and run its tests (its README.md has every step):")
     for command in next_steps(made):
         print(f"  {command}")
     return 0

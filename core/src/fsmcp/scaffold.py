@@ -94,16 +94,34 @@ def next_steps(made: Path) -> list[str]:
 
     The environment is this interpreter's: a clone's ``.venv`` (which has uv, not pip), a virtual
     environment of the user's, a uv tool's. Its pip when it has one, else its uv, else uv on PATH.
+    A uv project's environment (a clone's) gets the plugin added to the project: ``uv sync``
+    there installs exactly what the project lists and would remove a plugin installed beside it.
     """
     python = shlex.quote(sys.executable)
     here = shlex.quote(str(made.absolute()))
-    if importlib.util.find_spec("pip") is not None:
+    # The environment's own uv first: `uv run` puts the clone's .venv/bin on PATH, the user's shell does not.
+    uv = f"{python} -m uv" if importlib.util.find_spec("uv") is not None else "uv"
+    project = uv_project()
+    if project is not None:
+        install = f"cd {shlex.quote(str(project))} && {uv} add --editable {here}"
+        if importlib.util.find_spec("pytest") is None:
+            install += f" && {uv} add --dev pytest"
+    elif importlib.util.find_spec("pip") is not None:
         install = f"{python} -m pip install -e {here} pytest"
     else:
-        # The environment's own uv first: `uv run` puts the clone's .venv/bin on PATH, the user's shell does not.
-        uv = f"{python} -m uv" if importlib.util.find_spec("uv") is not None else "uv"
         install = f"{uv} pip install --python {python} -e {here} pytest"
     return [install, f"cd {here} && {python} -m pytest"]
+
+
+def uv_project() -> Path | None:
+    """The uv project whose environment this interpreter runs in (a clone's ``.venv``), if any."""
+    prefix = Path(sys.prefix)
+    try:
+        made_by_uv = re.search(r"^uv\s*=", (prefix / "pyvenv.cfg").read_text(), re.MULTILINE) is not None
+    except OSError:
+        return None
+    root = prefix.parent
+    return root if made_by_uv and (root / "pyproject.toml").is_file() and (root / "uv.lock").is_file() else None
 
 
 def _skipped(relative: Path) -> bool:
