@@ -15,8 +15,8 @@ pytestmark = pytest.mark.anyio
 WITHOUT_LANDLOCK = Path(__file__).with_name("without_landlock.py")
 READ_ONLY = (
     "INVALID_PARAMS: unknown tool 'write_file': it is not offered because the server is read-only (--read-only, or "
-    "read_only = true in the configuration) and this tool changes files; only tools that read are offered; only the "
-    "operator can change that, by restarting the server"
+    "read_only = true in the configuration) and this tool changes files; only the operator can change that, by "
+    "restarting the server"
 )
 
 

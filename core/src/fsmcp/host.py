@@ -189,7 +189,7 @@ class Host:
                 return f"the plugin {plugin!r} that has it is disabled (--disable {plugin}, or disable in the configuration)"
             return f"the server offers only what enable names ({', '.join(s.enable)}), and not the plugin {plugin!r} that has it"
         if s.read_only and not tool.annotations.read_only:
-            return "the server is read-only (--read-only, or read_only = true in the configuration) and this tool changes files; only tools that read are offered"
+            return "the server is read-only (--read-only, or read_only = true in the configuration) and this tool changes files"
         if name in s.disable:
             return f"it is disabled (--disable {name}, or disable in the configuration)"
         if s.enable and name not in s.enable and tool.plugin not in s.enable:
