@@ -202,12 +202,14 @@ def withheld_tools(infos: list[PluginInfo], settings: Settings) -> dict[str, str
     importing it and letting it register into a plugin manager of its own that nothing calls.
     A plugin that fails to is left out: this only explains a refusal.
     """
+    from importlib.metadata import EntryPoint
+
     names: dict[str, str] = {}
     for info in infos:
         if info.status != "disabled" or info.source is None:
             continue
         try:
-            plugin = info.source.load() if hasattr(info.source, "load") else info.source
+            plugin = info.source.load() if isinstance(info.source, EntryPoint) else info.source
             pm = plugin_manager()
             pm.register(plugin, name=info.name)
             tools = collect_tools(pm, [PluginInfo(info.name)], settings)
