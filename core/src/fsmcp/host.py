@@ -32,7 +32,7 @@ from .mounts import LocalRoots
 from .programs import Sandbox
 from .protected import ProtectedNames
 from .guard import Guard, Session, current_session, expect_version, in_session
-from .plugins import PluginError, PluginInfo, collect_tools, load_plugins, offered, withheld_tools
+from .plugins import PluginError, PluginInfo, collect_tools, load_plugins, offered
 from .journal import NAME as JOURNAL
 from .results import Text, ToolResult
 from .roots import Access, ResolvedPath, Root, RootSet
@@ -84,7 +84,6 @@ class Host:
         self._protected: dict[str, ProtectedNames] = {}
         """Calls whose tool is still running, including abandoned workers of cancelled calls."""
         self._listing: list[dict[str, Any]] | None = None
-        self._withheld: dict[str, str] | None = None
         self.warned = False
         """A plugin logged a warning while the host started."""
         self._probe()
@@ -174,20 +173,21 @@ class Host:
         why = self._why_withheld(name)
         if why is not None:
             return f"unknown tool {name!r}: it is not offered because {why}; only the operator can change that, by restarting the server"
-        return f"unknown tool {name!r}; this server offers: {', '.join(self.tools) or '(none)'}" if offers else f"unknown tool {name!r}"
+        text = f"unknown tool {name!r}; this server offers: {', '.join(self.tools) or '(none)'}" if offers else f"unknown tool {name!r}"
+        # A plugin the operator left out is never imported, not even to learn its tools' names:
+        # disabling one means its code does not run here. So the call is told which are left out.
+        left_out = [i.name for i in self.plugins if i.status == "disabled" and not i.name.startswith("fsmcp.")]
+        if left_out:
+            how = f"enable names only {', '.join(self.settings.enable)}" if self.settings.enable else "disabled"
+            which = f"the plugin {left_out[0]} is" if len(left_out) == 1 else f"the plugins {', '.join(left_out)} are"
+            text += f"; {which} not loaded ({how}): only the operator can change that, by restarting the server"
+        return text
 
     def _why_withheld(self, name: str) -> str | None:
         s = self.settings
         tool = self.registered.get(name)
         if tool is None:
-            if self._withheld is None:
-                self._withheld = withheld_tools(self.plugins, s)
-            plugin = self._withheld.get(name)
-            if plugin is None:
-                return None
-            if plugin in s.disable:
-                return f"the plugin {plugin!r} that has it is disabled (--disable {plugin}, or disable in the configuration)"
-            return f"the server offers only what enable names ({', '.join(s.enable)}), and not the plugin {plugin!r} that has it"
+            return None
         if s.read_only and not tool.annotations.read_only:
             return "the server is read-only (--read-only, or read_only = true in the configuration) and this tool changes files"
         if name in s.disable:

@@ -47,9 +47,6 @@ class PluginInfo:
     """``enabled``, ``disabled`` (blocked by the operator), ``failed`` (did not import) or ``default``."""
     error: str | None = None
     tools: list[str] = field(default_factory=list)
-    source: Any = None
-    """What loads a disabled plugin (its entry point, or the plugin itself), so that a call of one
-    of its tools can be told why it is not offered (:func:`withheld_tools`)."""
 
     # Read when shown: each parses the distribution's metadata, which start-up does not need.
     @cached_property
@@ -100,7 +97,7 @@ def load_plugins(
         info = PluginInfo(name)
         infos.append(info)
         if pm.is_blocked(name):
-            info.status, info.source = "disabled", plugin
+            info.status = "disabled"
             continue
         _register(pm, plugin, info)
     _drop_unmatched_hooks(pm, infos)
@@ -146,7 +143,7 @@ def _load_entry_points(pm: pluggy.PluginManager, settings: Settings) -> list[Plu
         info = PluginInfo(ep.name, ep.dist)
         infos.append(info)
         if pm.is_blocked(ep.name) or (only is not None and ep.name not in only):
-            info.status, info.source = "disabled", ep
+            info.status = "disabled"
             continue
         if pm.has_plugin(ep.name):
             _fail(info, "another plugin already has this name")
@@ -193,30 +190,6 @@ def collect_tools(pm: pluggy.PluginManager, infos: list[PluginInfo], settings: S
             # A plugin refuses its own [plugins.<name>] options (fsmcp.options_error) at start-up.
             raise PluginError(f"plugin {info.label}: {exc.message}") from None
     return tools
-
-
-def withheld_tools(infos: list[PluginInfo], settings: Settings) -> dict[str, str]:
-    """The tools of the disabled plugins, each with its plugin's name.
-
-    A disabled plugin is not imported at start-up, so which tools it has is learnt here, by
-    importing it and letting it register into a plugin manager of its own that nothing calls.
-    A plugin that fails to is left out: this only explains a refusal.
-    """
-    from importlib.metadata import EntryPoint
-
-    names: dict[str, str] = {}
-    for info in infos:
-        if info.status != "disabled" or info.source is None:
-            continue
-        try:
-            plugin = info.source.load() if isinstance(info.source, EntryPoint) else info.source
-            pm = plugin_manager()
-            pm.register(plugin, name=info.name)
-            tools = collect_tools(pm, [PluginInfo(info.name)], settings)
-        except Exception:
-            continue
-        names.update(dict.fromkeys(tools, info.name))
-    return names
 
 
 def offered(tools: dict[str, Tool], settings: Settings) -> dict[str, Tool]:
