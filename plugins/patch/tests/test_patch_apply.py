@@ -108,7 +108,7 @@ async def test_dev_null_creates_and_refuses_an_existing_file(root, apply_patch):
 
     error, text = await apply_patch(diff)
     assert error
-    assert text.startswith(f"ALREADY_EXISTS: {root / 'sub/new.txt'} already exists, but the diff creates it")
+    assert text.startswith(f"ALREADY_EXISTS: {root / 'sub/new.txt'} already exists, but the patch creates it")
     assert (root / "sub/new.txt").read_bytes() == b"hello\nworld\n"
 
 
@@ -230,7 +230,7 @@ async def test_a_bare_diff_needs_path_to_the_file(root, apply_patch):
 
     error, text = await apply_patch(bare)
     assert error
-    assert text.startswith("INVALID_PARAMS: this diff names no file")
+    assert text.startswith("INVALID_PARAMS: this patch names no file")
 
     error, text = await apply_patch(bare, path="n.txt")
     assert not error, text
@@ -244,13 +244,13 @@ async def test_path_to_a_file_refuses_a_diff_of_several_files(root, apply_patch)
     error, text = await apply_patch(two, path="n.txt")
 
     assert error
-    assert text.startswith("INVALID_PARAMS: the diff changes 2 files but path names one file")
+    assert text.startswith("INVALID_PARAMS: the patch changes 2 files but path names one file")
 
 
 @pytest.mark.parametrize(
     ("patch", "message"),
     [
-        ("just some text\n", "the patch holds no unified diff"),
+        ("just some text\n", "the patch is in none of the forms patch_apply reads"),
         ("--- a/n.txt\n+++ b/n.txt\n@@ ... @@\n-3\n+three\n", "is not a hunk header"),
         ("--- a/n.txt\n+++ b/n.txt\n@@ -2,4 +2,4 @@\n 2\n-3\n+three\n 4\n", "needs 1 more old and 1 more new line(s)"),
         ("--- a/n.txt\n+++ b/n.txt\n@@ -2,2 +2,2 @@\n 2\n-3\n+three\n 4\n", "has more lines than its header counts"),

@@ -93,3 +93,45 @@ def test_a_lone_surrogate_in_an_added_line_is_invalid_params():
     with pytest.raises(ToolError) as caught:
         patched("a\n", "--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+\ud800\n")
     assert caught.value.code is ErrorCode.INVALID_PARAMS
+
+
+# -- the model formats ---------------------------------------------------------------------------
+
+from fsmcp_patch.formats import read  # noqa: E402
+
+marker_line = st.sampled_from(
+    [
+        "*** Begin Patch", "*** End Patch", "*** Add File: f", "*** Delete File: f", "*** Update File: f",
+        "*** Move to: g", "*** End of File", "@@", "@@ x", "@@ -1,2 +1,2 @@", "<<<<<<< SEARCH", "=======",
+        ">>>>>>> REPLACE", "f", "```", "+x", "-x", " x", "+", "-", " ",
+    ]
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(marker_line, line_text), max_size=25), st.data())
+def test_the_model_formats_are_read_and_applied_or_refused_never_crash(lines, data):
+    text = "\n".join(lines) + "\n"
+    try:
+        _, sections = read(text)
+    except ToolError as exc:
+        assert exc.code is ErrorCode.INVALID_PARAMS
+        return
+    old, _ = data.draw(files())
+    for section in sections:
+        try:
+            apply(old.encode(), section.hunks, section.literal_eol)
+        except Mismatch:
+            pass
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_a_block_replacing_a_whole_file_gives_the_new_file_in_the_file_s_line_endings(data):
+    eol = data.draw(st.sampled_from(["\n", "\r\n"]))
+    old = data.draw(st.lists(line_text, min_size=1, max_size=20).filter(lambda ls: any(t.strip() for t in ls)))
+    new = data.draw(st.lists(line_text, max_size=20))
+    block = "f\n<<<<<<< SEARCH\n" + "".join(t + "\n" for t in old) + "=======\n" + "".join(t + "\n" for t in new) + ">>>>>>> REPLACE\n"
+    (section,) = read(block)[1]
+    result = apply("".join(t + eol for t in old).encode(), section.hunks, section.literal_eol)
+    assert result.data == "".join(t + eol for t in new).encode()

@@ -6,6 +6,7 @@ lines beside the file's at the best candidate position and marks the lines that 
 
 from __future__ import annotations
 
+import difflib
 from typing import TYPE_CHECKING
 
 from fsmcp import lines_withheld
@@ -21,31 +22,46 @@ _WIDTH = 300
 """Characters of one line shown; a longer line is cut around where the two sides part."""
 
 
+def name(hunk: Hunk, number: int, total: int, *, short: bool = False) -> str:
+    """What messages call a hunk: ``hunk 2 of 3 (@@ -4,3 +4,3 @@)``, ``hunk 2`` when ``short``, or a block's label."""
+    if hunk.label:
+        return hunk.label.split(" of ")[0] if short else hunk.label
+    return f"hunk {number}" if short else f"hunk {number} of {total} ({hunk.header})"
+
+
 def describe(keys: list[str], hunk: Hunk, number: int, total: int, expected: int, lo: int, show: bool = True) -> str:
     """One hunk's failure: the expected lines, the closest found lines, and what differs; without
     ``show`` (a protected file) only which hunk failed: where it comes closest, or whether it was
     applied before, would confirm a guess of the file's lines as well as showing them."""
     old = [line.key for line in hunk.old]
     n = len(old)
-    head = f"hunk {number} of {total} ({hunk.header})"
+    head = name(hunk, number, total)
+    what = "SEARCH lines" if hunk.label else _lines(n)
     if lo >= len(keys):
-        where = "the file is empty" if not keys else f"the file ends at line {len(keys)}, where the previous hunk ends"
-        return f"{head}: its {_lines(n)} are not in the file: {where}."
+        where = "the file is empty" if not keys else f"the file ends at line {len(keys)}, {_after(hunk)}"
+        return f"{head}: its {what} are not in the file: {where}."
     if not show:
-        return f"{head}: its {_lines(n)} are not in the file. {lines_withheld('What the file has instead')}."
-    pos, agree = closest(keys, old, expected, lo)
+        return f"{head}: its {what} are not in the file. {lines_withheld('What the file has instead')}."
+    if hunk.numbered:
+        pos, agree = closest(keys, old, expected, lo)
+    else:
+        # Found whitespace tolerated, so the closest place is judged the same way.
+        pos, agree = closest([k.strip() for k in keys], [o.strip() for o in old], lo, lo)
     found = keys[pos:pos + n]
     differs = [i for i in range(n) if i >= len(found) or found[i] != old[i]]
     first = differs[0] if differs else 0
+    where = f" at or after line {lo + 1} ({_after(hunk)})" if lo else ""
+    end = " at the end of the file (*** End of File)" if hunk.at_end else ""
+    numbered = "numbered as its header says" if hunk.numbered else "numbered as the closest place"
+    side = "the SEARCH lines" if hunk.label else "the hunk's ' ' and '-' lines"
     lines = [
-        f"{head}: its {_lines(n)} are not in the file"
-        + (f" at or after line {lo + 1} (where the previous hunk ends)." if lo else "."),
+        f"{head}: its {what} are not in the file{where}{end}.",
         f"closest: line {pos + 1}, where {agree} of {n} agree; the first difference is at line {pos + first + 1}.",
-        "expected (the hunk's ' ' and '-' lines, numbered as its header says):",
+        f"expected ({side}, {numbered}):",
     ]
     start = max(0, first - 3)
     stop = min(n, start + _SHOWN)
-    lines += _side(old, found, start, stop, hunk.old_start, n)
+    lines += _side(old, found, start, stop, hunk.old_start if hunk.numbered else pos + 1, n)
     lines.append("found:")
     lines += _side(found, old, start, min(stop, len(found)), pos + 1, len(found))
     if len(found) < n:
@@ -59,6 +75,27 @@ def describe(keys: list[str], hunk: Hunk, number: int, total: int, expected: int
                 "this change may have been applied before."
             )
     return "\n".join(lines)
+
+
+def describe_anchor(keys: list[str], hunk: Hunk, anchor: str, number: int, total: int, lo: int, show: bool = True) -> str:
+    """An apply_patch hunk whose @@ line is not in the file: the file's line most like it, with its neighbours."""
+    where = f" after line {lo}" if lo else ""
+    head = f"{name(hunk, number, total)}: its @@ line {anchor!r} is not in the file{where}."
+    if not show:
+        return f"{head} {lines_withheld('What the file has instead')}."
+    stripped = [k.strip() for k in keys[lo:]]
+    like = difflib.get_close_matches(anchor.strip(), stripped, n=1, cutoff=0.5)
+    if not like:
+        return f"{head} No line{where} is like it; check the file's lines and the order of the hunks."
+    best = lo + stripped.index(like[0])
+    start, stop = max(0, best - 2), min(len(keys), best + 3)
+    width = len(str(stop))
+    shown_lines = [f"  {'!' if i == best else ' '} {i + 1:>{width}} | {_clip(keys[i], anchor)}" for i in range(start, stop)]
+    return "\n".join([head, f"nearest: line {best + 1}:", *shown_lines])
+
+
+def _after(hunk: Hunk) -> str:
+    return "after its @@ lines" if hunk.anchors else "where the previous hunk ends"
 
 
 def _side(lines: list[str], other: list[str], start: int, stop: int, first_number: int, total: int) -> list[str]:

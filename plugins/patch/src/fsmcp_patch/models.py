@@ -7,19 +7,7 @@ from pydantic import Field
 
 
 class PatchApplyInput(ToolInput):
-    patch: str = Field(
-        min_length=1,
-        description=(
-            "diff -u, diff -ruN or git diff output, maybe in a ```diff fence. "
-            "'--- /dev/null' creates a file, '+++ /dev/null' deletes one."
-        ),
-    )
-    path: str | None = Field(
-        default=None,
-        description=(
-            "Directory the diff's names are relative to (default: the workspace), or the file a one-file diff "
-            "changes, whatever its headers say."
-        ),
-    )
-    dry_run: bool = Field(default=False, description="Report what would change, write nothing.")
+    patch: str = Field(min_length=1)
+    path: str | None = Field(default=None, description="Directory its paths are relative to, or the one file it changes.")
+    dry_run: bool = Field(default=False, description="Only report what would change.")
     expected_version: ExpectedVersion = None

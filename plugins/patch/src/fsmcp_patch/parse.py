@@ -43,6 +43,15 @@ class Hunk:
     header: str
     lines: list[Line] = field(default_factory=list)
     adds_bom: bool = False
+    numbered: bool = True
+    """The header gives line numbers (a unified diff). A hunk of the formats models write has none:
+    it is found by its lines, the first match after the previous hunk, whitespace tolerated."""
+    anchors: list[str] = field(default_factory=list)
+    """apply_patch's ``@@ text`` lines: each is found in turn, and the hunk after the last."""
+    at_end: bool = False
+    """The old lines end the file (apply_patch's ``*** End of File``; an empty SEARCH appends)."""
+    label: str = ""
+    """What messages call the hunk when not ``hunk N of M (header)``: a SEARCH/REPLACE ``block N of M``."""
 
     @property
     def old(self) -> list[Line]:
@@ -73,6 +82,8 @@ class Section:
     literal_eol: bool = False
     """The diff carries CRLF lines, so each added line keeps the ending it has in the diff."""
     notes: list[str] = field(default_factory=list)
+    any_content: bool = False
+    """A deletion that names no lines (apply_patch's ``*** Delete File``): whatever the file holds goes."""
 
 
 @dataclass
@@ -101,8 +112,8 @@ def parse(text: str) -> list[Section]:
     if not sections:
         raise ToolError(
             ErrorCode.INVALID_PARAMS,
-            "the patch holds no unified diff: no '@@ -a,b +c,d @@' hunk and no '---'/'+++' file header was found. "
-            "Give the output of diff -u or git diff (a markdown ```diff fence around it is fine)",
+            "the patch is in none of the forms patch_apply reads: no '@@ -a,b +c,d @@' hunk or '---'/'+++' header "
+            "(a unified diff), no '*** Begin Patch' line (apply_patch), no '<<<<<<< SEARCH' line (SEARCH/REPLACE blocks)",
         )
     return sections
 

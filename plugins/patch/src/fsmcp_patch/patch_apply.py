@@ -1,4 +1,5 @@
-"""patch_apply: a unified diff applied to every file it names, whole or not at all."""
+"""patch_apply: a patch (a unified diff, an apply_patch text or SEARCH/REPLACE blocks) applied to
+every file it names, whole or not at all."""
 
 from __future__ import annotations
 
@@ -7,9 +8,8 @@ from typing import TYPE_CHECKING
 from fsmcp import ToolResult, number_runs
 
 from .commit import commit
-from .fence import unfence
+from .formats import read
 from .models import PatchApplyInput
-from .parse import parse
 from .plan import Plan, Report
 
 if TYPE_CHECKING:
@@ -26,25 +26,26 @@ _VERBS = {
 
 
 def patch_apply(args: PatchApplyInput, ctx: ToolContext) -> ToolResult:
-    plan = Plan(ctx, args.path, parse(unfence(args.patch)))
+    fmt, sections = read(args.patch)
+    plan = Plan(ctx, args.path, sections, fmt)
     plan.run()
     if not args.dry_run:
         commit(ctx.fs, plan.changed())
-    lines = [_line(r, args.dry_run) for r in plan.reports]
+    lines = [_line(r, args.dry_run, fmt.noun) for r in plan.reports]
     if args.dry_run:
-        lines.insert(0, "dry run: every hunk applies; nothing was written.")
+        lines.insert(0, f"dry run: every {fmt.noun} applies; nothing was written.")
     data = {"dryRun": args.dry_run, "files": [_data(r) for r in plan.reports]}
     return ToolResult.text("\n".join(lines), data)
 
 
-def _line(r: Report, dry: bool) -> str:
+def _line(r: Report, dry: bool, noun: str) -> str:
     verb = _VERBS[r.action][dry]
     where = f"{r.source} -> {r.path}" if r.source else r.path
     details = []
     if r.action == "create":
         details.append("empty" if not r.lines else f"{r.lines} line{'s' * (r.lines != 1)}")
     elif r.hunks or r.action == "patch":
-        details.append(f"{r.hunks} hunk{'s' * (r.hunks != 1)}")
+        details.append(f"{r.hunks} {noun}{'s' * (r.hunks != 1)}")
     details += _offsets(r.offsets)
     details += r.notes
     return f"{verb} {where}" + (f" ({', '.join(details)})" if details else "")

@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 
     from fsmcp import ResolvedPath, ToolContext
 
+    from .formats import Format
+
 
 @dataclass
 class State:
@@ -48,13 +50,15 @@ class Report:
 
 
 class Plan:
-    def __init__(self, ctx: ToolContext, path: str | None, sections: list[Section]):
+    def __init__(self, ctx: ToolContext, path: str | None, sections: list[Section], fmt: Format):
         self.ctx = ctx
+        self.fmt = fmt
         self.fs = ctx.fs
         self.sections = sections
         self.states: dict[Path, State] = {}
         self.reports: list[Report] = []
         self.failures: list[tuple[str, str]] = []
+        self.mismatched = 0
         self.hunks = sum(len(s.hunks) for s in sections)
         self.base, self.single = self._targets(path)
 
@@ -83,19 +87,17 @@ class Plan:
         """The directory names resolve against, or the one file ``path`` names instead."""
         if path is None:
             if not all(s.named for s in self.sections):
-                raise ToolError(
-                    ErrorCode.INVALID_PARAMS,
-                    "this diff names no file (it has no '---'/'+++' header lines); pass path: the file to patch",
-                )
+                raise ToolError(ErrorCode.INVALID_PARAMS, f"this patch names no file (it has no {self.fmt.names}); pass path: the file to patch")
             return str(self.fs.roots.workspace), None
         if self.fs.kind(path) == "directory":
             if not all(s.named for s in self.sections):
-                raise ToolError(ErrorCode.INVALID_PARAMS, f"this diff names no file, so path must name the file to patch, not the directory {path}")
+                raise ToolError(ErrorCode.INVALID_PARAMS, f"this patch names no file, so path must name the file to patch, not the directory {path}")
             return str(self.fs.resolve(path).path), None
-        if len(self.sections) > 1:
+        files = len({(s.old, s.new) for s in self.sections})
+        if files > 1:
             raise ToolError(
                 ErrorCode.INVALID_PARAMS,
-                f"the diff changes {len(self.sections)} files but path names one file; leave path out "
+                f"the patch changes {files} files but path names one file; leave path out "
                 "(names resolve against the workspace) or give the directory they are relative to",
             )
         if self.sections[0].kind in ("rename", "copy"):
@@ -131,8 +133,8 @@ class Plan:
         if state.after is not None:
             raise ToolError(
                 ErrorCode.ALREADY_EXISTS,
-                f"{state.path} already exists, but the diff creates it (--- /dev/null); "
-                "delete it first, or make the diff against its current content",
+                f"{state.path} already exists, but the patch creates it ({self.fmt.creates}); "
+                "delete it first, or make the patch against its current content",
             )
         self._patch(s, state, b"", "create")
 
@@ -158,11 +160,11 @@ class Plan:
             if side_is_empty(s.hunks, "old"):
                 self._patch(s, state, b"", "create")
                 return
-            where = "" if self.single else f" (names in the diff resolve against {self.base})"
+            where = "" if self.single else f" (names in the patch resolve against {self.base})"
             raise ToolError(
                 ErrorCode.NOT_FOUND,
-                f"{state.path} does not exist, and the diff changes it rather than creating it; check the path{where}, "
-                "or make the diff create the file ('--- /dev/null')",
+                f"{state.path} does not exist, and the patch changes it rather than creating it; check the path{where}, "
+                f"or make the patch create the file ({self.fmt.creates})",
             )
         if not s.hunks:
             self.reports.append(Report("keep", str(state.path), notes=s.notes))
@@ -172,7 +174,11 @@ class Plan:
     def _delete(self, s: Section) -> None:
         state = self._one(s.old, s.new, link_ok=False)
         if state.after is None:
-            raise ToolError(ErrorCode.NOT_FOUND, f"{state.path} does not exist, so the diff cannot delete it (+++ /dev/null)")
+            raise ToolError(ErrorCode.NOT_FOUND, f"{state.path} does not exist, so the patch cannot delete it ({self.fmt.deletes})")
+        if s.any_content:
+            state.after = None
+            self.reports.append(Report("delete", str(state.path), notes=s.notes))
+            return
         result = self._apply(s, state, state.after)
         if result is None:
             return
@@ -186,9 +192,9 @@ class Plan:
         source = self._state(self._resolve(s.old, link_ok=False))
         target = self._state(self._resolve(s.new))
         if source.after is None:
-            raise ToolError(ErrorCode.NOT_FOUND, f"{source.path} does not exist, so the diff cannot {s.kind} it to {target.path}")
+            raise ToolError(ErrorCode.NOT_FOUND, f"{source.path} does not exist, so the patch cannot {s.kind} it to {target.path}")
         if target.after is not None and target is not source:
-            raise ToolError(ErrorCode.ALREADY_EXISTS, f"{target.path} already exists; the diff would {s.kind} {source.path} over it. Delete it first")
+            raise ToolError(ErrorCode.ALREADY_EXISTS, f"{target.path} already exists; the patch would {s.kind} {source.path} over it. Delete it first")
         data = source.after
         result = self._apply(s, source, data) if s.hunks else None
         if s.hunks and result is None:
@@ -197,7 +203,8 @@ class Plan:
         if s.kind == "rename" and target is not source:
             source.after = None
             target.moved_from = source
-        report = Report(s.kind, str(target.path), str(source.path), len(s.hunks), result.offsets if result else {}, notes=s.notes)
+        notes = s.notes + (result.tolerated if result else [])
+        report = Report(s.kind, str(target.path), str(source.path), len(s.hunks), result.offsets if result else {}, notes=notes)
         self.reports.append(report)
 
     _copy = _rename  # the kind checks above keep the source of a copy
@@ -207,10 +214,17 @@ class Plan:
         if result is None:
             return
         state.after = result.data
-        notes = list(s.notes)
+        notes = s.notes + result.tolerated
         if result.codec != "utf-8":
             notes.append(f"not UTF-8, matched as {result.codec} text")
         lines = result.lines if action == "create" else None
+        earlier = next((r for r in self.reports if r.path == str(state.path) and r.action in ("create", "patch")), None)
+        if earlier is not None and self.fmt.noun == "block":
+            # SEARCH/REPLACE blocks are a section each: the file gets one line for all of them.
+            earlier.hunks += len(s.hunks)
+            earlier.lines = result.lines if earlier.action == "create" else None
+            earlier.notes += [n for n in notes if n not in earlier.notes]
+            return
         self.reports.append(Report(action, str(state.path), None, len(s.hunks), result.offsets, lines, notes))
 
     def _apply(self, s: Section, state: State, data: bytes) -> Applied | None:
@@ -218,6 +232,7 @@ class Plan:
             # allow_write lets a protected file be patched, never read: a failed hunk shows none of its lines.
             return apply(data, s.hunks, s.literal_eol, show=not self.ctx.is_protected(state.path))
         except Mismatch as exc:
+            self.mismatched += len(exc.reports)
             self.failures += [(str(state.path), report) for report in exc.reports]
             return None
 
@@ -225,17 +240,14 @@ class Plan:
 
     def _failed(self) -> ToolError:
         files = list(dict.fromkeys(path for path, _ in self.failures))
-        mismatched = sum(report.startswith("hunk ") for _, report in self.failures)
-        which = f": {mismatched} of its {_count(self.hunks, 'hunk')} {'does' if mismatched == 1 else 'do'} not match" if mismatched else ""
+        mismatched = self.mismatched
+        which = f": {mismatched} of its {_count(self.hunks, self.fmt.noun)} {'does' if mismatched == 1 else 'do'} not match" if mismatched else ""
         head = f"the patch does not apply to {', '.join(files)}{which}. Nothing was changed: a patch applies whole or not at all."
         body = "\n\n".join(f"{path}: {report}" for path, report in self.failures)
-        advice = (
-            f"Re-read {'that file' if len(files) == 1 else 'those files'} and make the diff again from the current "
-            "content (the ' ' and '-' lines must be the file's lines exactly, apart from line endings)."
-        )
+        advice = f"Re-read {'that file' if len(files) == 1 else 'those files'} and {self.fmt.rule}."
         if all(self.ctx.is_protected(path) for path in files):
             advice = "Ask the user for the file's current lines, or replace the whole file with write_file."
-        text, _ = truncate(f"{head}\n\n{body}\n\n{advice}", self.ctx.budget, "Fix the hunks shown, then apply again to see the rest.")
+        text, _ = truncate(f"{head}\n\n{body}\n\n{advice}", self.ctx.budget, f"Fix the {self.fmt.noun}s shown, then apply again to see the rest.")
         return ToolError(ErrorCode.PATCH_FAILED, text, {"failed": [{"path": p, "report": r} for p, r in self.failures]})
 
 

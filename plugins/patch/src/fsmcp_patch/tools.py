@@ -7,12 +7,13 @@ from fsmcp import DESTRUCTIVE, Tool
 from .models import PatchApplyInput
 
 DESCRIPTION = (
-    "Apply a unified diff to the files it names, all or nothing. Hunk line numbers are hints: ' ' and '-' lines "
-    "must match exactly (line endings aside), nearest first; else PATCH_FAILED shows the closest lines. Git "
-    "renames and copies are followed; line endings, BOM and a missing final newline are kept."
+    "Apply a patch to the files it names, all or nothing. "
+    "Unified diff (git diff): line numbers are hints. "
+    "apply_patch (*** Begin Patch): Add/Delete/Update File, Move to, @@ hunks found by context. "
+    "SEARCH/REPLACE blocks, each after its file's path; empty SEARCH creates the file."
 )
 
 
 TOOLS = [
-    Tool("patch_apply", DESCRIPTION, PatchApplyInput, "fsmcp_patch.patch_apply:patch_apply", DESTRUCTIVE, title="Apply a unified diff"),
+    Tool("patch_apply", DESCRIPTION, PatchApplyInput, "fsmcp_patch.patch_apply:patch_apply", DESTRUCTIVE, title="Apply a patch"),
 ]

@@ -1,0 +1,104 @@
+"""Aider's SEARCH/REPLACE blocks, read into one section per block::
+
+    path/to/file.py
+    ```python
+    <<<<<<< SEARCH
+    lines the file has
+    =======
+    the lines that replace them
+    >>>>>>> REPLACE
+    ```
+
+The file's path is the nearest line of the three before ``<<<<<<< SEARCH`` that is not a fence
+(```` ```path.py ```` names one too); a block without one is for the previous block's file. Each
+block is a section of its own, so it applies to what the blocks before it left, and its SEARCH
+lines are found anywhere in the file (the first match), as Aider does. An empty SEARCH creates a
+missing file, or appends to one that exists.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+
+from fsmcp import ErrorCode, ToolError
+
+from .parse import Hunk, Line, Section
+
+_HEAD = re.compile(r"<{5,9} SEARCH>?")
+_DIVIDER = re.compile(r"={5,9}")
+_TAIL = re.compile(r">{5,9} REPLACE")
+_FENCE = re.compile(r"(`{3,}|~{3,})(.*)")
+
+
+def is_search_replace(lines: list[str]) -> bool:
+    return any(_HEAD.fullmatch(line.rstrip()) for line in lines)
+
+
+def parse_search_replace(lines: list[str]) -> list[Section]:
+    """One section per block (``lines`` without their endings); INVALID_PARAMS when a block is not closed."""
+    blocks: list[tuple[str | None, list[str], list[str]]] = []
+    name: str | None = None
+    after = i = 0
+    while i < len(lines):
+        if not _HEAD.fullmatch(lines[i].rstrip()):
+            i += 1
+            continue
+        opened = i
+        name = _name(lines[max(after, i - 3):i]) or name
+        i, search = _until(lines, i + 1, _DIVIDER, opened, "'=======' between its SEARCH and REPLACE lines")
+        i, replace = _until(lines, i + 1, _TAIL, opened, "'>>>>>>> REPLACE' at its end")
+        blocks.append((name, search, replace))
+        after = i = i + 1
+    total = len(blocks)
+    return [_section(name, search, replace, f"block {n} of {total}") for n, (name, search, replace) in enumerate(blocks, 1)]
+
+
+def _until(lines: list[str], i: int, marker: re.Pattern[str], opened: int, missing: str) -> tuple[int, list[str]]:
+    taken = []
+    while i < len(lines) and not marker.fullmatch(lines[i].rstrip()):
+        if _HEAD.fullmatch(lines[i].rstrip()):
+            break
+        taken.append(lines[i])
+        i += 1
+    if i >= len(lines) or not marker.fullmatch(lines[i].rstrip()):
+        raise ToolError(
+            ErrorCode.INVALID_PARAMS,
+            f"the SEARCH/REPLACE block opened at line {opened + 1} has no {missing} (line {i + 1}); nothing was changed",
+        )
+    return i, taken
+
+
+def _name(lines: list[str]) -> str | None:
+    """The file a block is for, from the lines before it: the nearest that is a path, not prose."""
+    for line in reversed(lines):
+        bare = line.strip()
+        if not bare:
+            continue
+        fence = _FENCE.fullmatch(bare)
+        if fence:
+            named = fence.group(2).strip()
+            if named and ("." in named or "/" in named) and " " not in named:
+                return named
+            continue
+        bare = bare.rstrip(":").lstrip("#").strip().strip("`*").strip()
+        # A line with spaces is prose ("Now the second change:"): the previous block's file stands.
+        return bare if bare and not any(c.isspace() for c in bare) else None
+    return None
+
+
+def _section(name: str | None, search: list[str], replace: list[str], label: str) -> Section:
+    if not any(line.strip() for line in search):
+        # -0,0: a missing file is created (as plan treats a diff without /dev/null); one that exists gets the lines at its end.
+        hunk = Hunk(0, 0, 1, len(replace), "", [Line("+", r) for r in replace], numbered=False, at_end=True, label=label)
+        return Section("modify", name, name, [hunk], name is not None)
+    # Lines SEARCH and REPLACE share become context, so the file keeps its own bytes for them.
+    body: list[Line] = []
+    for op, a, b, c, d in difflib.SequenceMatcher(None, search, replace, autojunk=False).get_opcodes():
+        if op == "equal":
+            body += [Line(" ", line) for line in search[a:b]]
+            continue
+        body += [Line("-", line) for line in search[a:b]]
+        body += [Line("+", line) for line in replace[c:d]]
+    hunk = Hunk(1, len(search), 1, len(replace), "", body, numbered=False, label=label)
+    return Section("modify", name, name, [hunk], name is not None)
