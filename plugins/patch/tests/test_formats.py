@@ -304,12 +304,22 @@ async def test_end_of_file_anchors_a_hunk_at_the_end(root, apply_patch):
     assert (root / "r.txt").read_text() == "x\nend\nmiddle\nx\nEND\n"
 
 
-async def test_a_pure_addition_goes_after_its_anchor_and_hunks_go_in_order(root, apply_patch):
+async def test_a_pure_addition_goes_after_its_anchor_or_else_at_the_end(root, apply_patch):
     (root / "r.py").write_text("def a():\n    pass\n\n\ndef b():\n    pass\n")
     patch = "*** Begin Patch\n*** Update File: r.py\n@@ def a():\n+    '''A.'''\n@@ def b():\n-    pass\n+    return 2\n*** End Patch\n"
     error, text = await apply_patch(patch)
     assert not error, text
     assert (root / "r.py").read_text() == "def a():\n    '''A.'''\n    pass\n\n\ndef b():\n    return 2\n"
+    error, text = await apply_patch("*** Begin Patch\n*** Update File: r.py\n@@\n+# end\n*** End Patch\n")
+    assert not error, text
+    assert (root / "r.py").read_text().endswith("    return 2\n# end\n")
+
+
+async def test_markers_padded_with_whitespace_are_read_as_codex_reads_them(root, apply_patch):
+    patch = " *** Begin Patch\n  *** Update File: old.txt\n@@\n-to be deleted\n+kept\n *** End Patch \n"
+    error, text = await apply_patch(patch)
+    assert not error, text
+    assert (root / "old.txt").read_text() == "kept\n"
 
 
 async def test_typographic_quotes_and_a_blank_line_left_between_hunks_are_tolerated(root, apply_patch):

@@ -162,7 +162,9 @@ def _place(keys: list[str], hunk: Hunk, number: int, total: int, lo: int, show: 
         lo = hit[0] + 1
     for lines in _trimmed(hunk.lines):
         old = [line.key for line in lines if line.op != "+"]
-        hit = find(keys, old, lo, hunk.at_end)
+        # Lines added with nothing to find go after the @@ lines that place them, else at the
+        # end of the file, as codex puts them.
+        hit = find(keys, old, lo, hunk.at_end or not (old or hunk.anchors))
         if hit is not None:
             pos, tier = hit
             added = _reindent(lines, keys[pos:pos + len(old)]) if tier >= 2 else lines

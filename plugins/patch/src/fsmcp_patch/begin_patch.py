@@ -31,14 +31,24 @@ _END_OF_FILE = "*** End of File"
 _NUMBERS = re.compile(r"^-\d+(?:,\d+)? \+\d+(?:,\d+)? @@")
 
 
+def _begin(lines: list[str]) -> int | None:
+    """The line ``*** Begin Patch`` is on: the first line of the text, padded or not (as codex
+    takes it), or a line of its own further down (after prose), where a diff's line cannot be."""
+    first = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if first is not None and lines[first].strip() == BEGIN:
+        return first
+    return next((i for i, line in enumerate(lines) if line.rstrip() == BEGIN), None)
+
+
 def is_begin_patch(lines: list[str]) -> bool:
-    return any(line.rstrip() == BEGIN for line in lines)
+    return _begin(lines) is not None
 
 
 def parse_begin_patch(lines: list[str]) -> list[Section]:
     """The sections of an apply_patch text (``lines`` without their endings); INVALID_PARAMS when malformed."""
-    start = next(i for i, line in enumerate(lines) if line.rstrip() == BEGIN) + 1
-    end = next((i for i in range(start, len(lines)) if lines[i].rstrip() == _END), None)
+    start = _begin(lines) + 1
+    # The last one: a context line of a file that quotes the marker cannot end the patch early.
+    end = next((i for i in range(len(lines) - 1, start - 1, -1) if lines[i].strip() == _END), None)
     if end is None:
         raise _malformed(len(lines), "there is no '*** End Patch' line after '*** Begin Patch': the patch may be cut short. End it with '*** End Patch'")
     reader = _Reader(lines, start, end)
@@ -57,7 +67,7 @@ class _Reader:
     def run(self) -> list[Section]:
         sections = []
         while self.i < self.end:
-            line = self.lines[self.i].rstrip()
+            line = self.lines[self.i].strip()  # codex tolerates padding around a section's marker
             if not line:
                 self.i += 1
             elif line.startswith(_ADD):
@@ -94,8 +104,8 @@ class _Reader:
         header_line = self.i
         self.i += 1
         move = None
-        if self.i < self.end and self.lines[self.i].rstrip().startswith(_MOVE):
-            move = _path(self.lines[self.i].rstrip(), _MOVE, self.i)
+        if self.i < self.end and self.lines[self.i].strip().startswith(_MOVE):
+            move = _path(self.lines[self.i].strip(), _MOVE, self.i)
             self.i += 1
         hunks: list[Hunk] = []
         anchors: list[str] = []
