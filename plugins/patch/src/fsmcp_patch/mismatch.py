@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 
 _SHOWN = 16
 """Lines of each side shown around the first difference."""
+_AROUND = 2
+"""Lines of the file shown before and after the closest place of a hunk without line numbers."""
 _WIDTH = 300
 """Characters of one line shown; a longer line is cut around where the two sides part."""
 
@@ -63,9 +65,15 @@ def describe(keys: list[str], hunk: Hunk, number: int, total: int, expected: int
     stop = min(n, start + _SHOWN)
     lines += _side(old, found, start, stop, hunk.old_start if hunk.numbered else pos + 1, n)
     lines.append("found:")
+    width = len(str(pos + 1 + len(found)))
+    if not hunk.numbered and not start:
+        # A hunk found by its lines alone: the file's lines just around the place help place it.
+        lines += [f"    {i + 1:>{width}} | {_clip(keys[i], '')}" for i in range(max(0, pos - _AROUND), pos)]
     lines += _side(found, old, start, min(stop, len(found)), pos + 1, len(found))
     if len(found) < n:
         lines.append("    (end of file)")
+    elif not hunk.numbered and stop >= n:
+        lines += [f"    {i + 1:>{width}} | {_clip(keys[i], '')}" for i in range(pos + n, min(len(keys), pos + n + _AROUND))]
     new = [line.key for line in hunk.new]
     if new != old and new:
         done = locate(keys, new, expected, 0)
