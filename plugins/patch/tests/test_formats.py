@@ -432,3 +432,11 @@ async def test_a_bom_and_a_missing_final_newline_are_kept(root, apply_patch):
     error, text = await apply_patch("*** Begin Patch\n*** Update File: b.txt\n@@\n two\n-three\n+THREE\n*** End of File\n*** End Patch\n")
     assert not error, text
     assert (root / "b.txt").read_bytes() == b"\xef\xbb\xbfONE\r\ntwo\r\nTHREE"
+
+
+async def test_a_block_quoting_an_apply_patch_text_is_a_block(root, apply_patch):
+    (root / "doc.md").write_text("Example:\nold example\n")
+    blocks = "doc.md\n<<<<<<< SEARCH\nold example\n=======\n*** Begin Patch\n*** Delete File: x\n*** End Patch\n>>>>>>> REPLACE\n"
+    error, text = await apply_patch(blocks)
+    assert not error, text
+    assert (root / "doc.md").read_text() == "Example:\n*** Begin Patch\n*** Delete File: x\n*** End Patch\n"

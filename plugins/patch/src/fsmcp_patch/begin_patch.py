@@ -31,7 +31,7 @@ _END_OF_FILE = "*** End of File"
 _NUMBERS = re.compile(r"^-\d+(?:,\d+)? \+\d+(?:,\d+)? @@")
 
 
-def _begin(lines: list[str]) -> int | None:
+def begin_line(lines: list[str]) -> int | None:
     """The line ``*** Begin Patch`` is on: the first line of the text, padded or not (as codex
     takes it), or a line of its own further down (after prose), where a diff's line cannot be."""
     first = next((i for i, line in enumerate(lines) if line.strip()), None)
@@ -40,13 +40,9 @@ def _begin(lines: list[str]) -> int | None:
     return next((i for i, line in enumerate(lines) if line.rstrip() == BEGIN), None)
 
 
-def is_begin_patch(lines: list[str]) -> bool:
-    return _begin(lines) is not None
-
-
-def parse_begin_patch(lines: list[str]) -> list[Section]:
-    """The sections of an apply_patch text (``lines`` without their endings); INVALID_PARAMS when malformed."""
-    start = _begin(lines) + 1
+def parse_begin_patch(lines: list[str], begin: int) -> list[Section]:
+    """The sections of the apply_patch text whose ``*** Begin Patch`` is ``lines[begin]``; INVALID_PARAMS when malformed."""
+    start = begin + 1
     # The last one: a context line of a file that quotes the marker cannot end the patch early.
     end = next((i for i in range(len(lines) - 1, start - 1, -1) if lines[i].strip() == _END), None)
     if end is None:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .begin_patch import is_begin_patch, parse_begin_patch
+from .begin_patch import begin_line, parse_begin_patch
 from .fence import unfence
 from .parse import Section, parse
-from .search_replace import is_search_replace, parse_search_replace
+from .search_replace import head_line, parse_search_replace
 
 
 @dataclass(frozen=True)
@@ -48,13 +48,16 @@ SEARCH_REPLACE = Format(
 def read(text: str) -> tuple[Format, list[Section]]:
     """The patch's form and its sections; INVALID_PARAMS when it is none of the three or malformed.
 
-    A marker counts only at the start of a line, where no line of a unified diff's hunk can put it.
+    A marker counts only at the start of a line, where no line of a unified diff's hunk can put it;
+    when both kinds are there, the first decides (a block may quote an apply_patch text, and the
+    reverse).
     """
     lines = [line.removesuffix("\r") for line in text.split("\n")]
     if lines[-1] == "":
         lines.pop()
-    if is_begin_patch(lines):
-        return APPLY_PATCH, parse_begin_patch(lines)
-    if is_search_replace(lines):
+    begin, head = begin_line(lines), head_line(lines)
+    if begin is not None and (head is None or begin < head):
+        return APPLY_PATCH, parse_begin_patch(lines, begin)
+    if head is not None:
         return SEARCH_REPLACE, parse_search_replace(lines)
     return UNIFIED, parse(unfence(text))

@@ -31,8 +31,9 @@ _TAIL = re.compile(r">{5,9} REPLACE")
 _FENCE = re.compile(r"(`{3,}|~{3,})(.*)")
 
 
-def is_search_replace(lines: list[str]) -> bool:
-    return any(_HEAD.fullmatch(line.rstrip()) for line in lines)
+def head_line(lines: list[str]) -> int | None:
+    """The line the first ``<<<<<<< SEARCH`` is on."""
+    return next((i for i, line in enumerate(lines) if _HEAD.fullmatch(line.rstrip())), None)
 
 
 def parse_search_replace(lines: list[str]) -> list[Section]:
