@@ -1,13 +1,21 @@
-"""The parser and applier directly: difflib's diff of old → new, applied to old, gives new byte for byte."""
+"""The parser and applier directly: difflib's diff of old → new, applied to old, gives new byte for
+byte; the readers of the model formats answer or refuse, and patch_apply stays inside the roots."""
 
 from __future__ import annotations
 
 import difflib
+import shutil
+import tempfile
+from pathlib import Path
 
+import anyio
+import fsmcp_patch.hooks
 import pytest
-from fsmcp import ErrorCode, ToolError
+from fsmcp import ErrorCode, ToolError, ToolResult
+from fsmcp.testing import host_for
 from fsmcp_patch.apply import Mismatch, apply
 from fsmcp_patch.fence import unfence
+from fsmcp_patch.formats import read
 from fsmcp_patch.parse import parse
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -97,8 +105,6 @@ def test_a_lone_surrogate_in_an_added_line_is_invalid_params():
 
 # -- the model formats ---------------------------------------------------------------------------
 
-from fsmcp_patch.formats import read  # noqa: E402
-
 marker_line = st.sampled_from(
     [
         "*** Begin Patch", "*** End Patch", "*** Add File: f", "*** Delete File: f", "*** Update File: f",
@@ -135,3 +141,53 @@ def test_a_block_replacing_a_whole_file_gives_the_new_file_in_the_file_s_line_en
     (section,) = read(block)[1]
     result = apply("".join(t + eol for t in old).encode(), section.hunks, section.literal_eol)
     assert result.data == "".join(t + eol for t in new).encode()
+
+
+names = st.sampled_from(["a.txt", "dir/b.txt", "new.txt", "../outside/secret.txt", "../outside/dir/b.txt", "dir", "é.txt", "/tmp"])
+texts = st.sampled_from(["line one", "line two", "  line two", "x", "", "secret"])
+hunk_lines = st.lists(st.builds(lambda op, t: op + t, st.sampled_from([" ", "-", "+"]), texts), min_size=1, max_size=4)
+hunk = st.builds(lambda at, body, end: [*at, *body, *end], st.lists(st.builds(lambda t: f"@@ {t}".rstrip(), texts), max_size=2), hunk_lines, st.sampled_from([[], ["*** End of File"]]))
+section = st.one_of(
+    st.builds(lambda n, body: [f"*** Add File: {n}", *(f"+{t}" for t in body)], names, st.lists(texts, max_size=3)),
+    st.builds(lambda n: [f"*** Delete File: {n}"], names),
+    st.builds(
+        lambda n, move, hunks: [f"*** Update File: {n}", *([f"*** Move to: {move}"] if move else []), *(line for h in hunks for line in h)],
+        names, st.one_of(st.none(), names), st.lists(hunk, min_size=1, max_size=3),
+    ),
+)
+apply_patch_text = st.builds(lambda ss: ["*** Begin Patch", *(line for s in ss for line in s), "*** End Patch"], st.lists(section, min_size=1, max_size=3))
+block = st.builds(
+    lambda n, old, new: [n, "```", "<<<<<<< SEARCH", *old, "=======", *new, ">>>>>>> REPLACE", "```"], names, st.lists(texts, max_size=3), st.lists(texts, max_size=3)
+)
+blocks_text = st.builds(lambda bs: [line for b in bs for line in b], st.lists(block, min_size=1, max_size=3))
+model_text = st.one_of(apply_patch_text, blocks_text, st.lists(st.one_of(marker_line, line_text), min_size=1, max_size=20))
+CANARY = "canary-5e2b"
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    return tmp_path_factory.mktemp("formats-world")
+
+
+@settings(max_examples=200, deadline=None)
+@given(lines=model_text, dry_run=st.booleans())
+def test_the_model_formats_end_to_end_answer_or_refuse_and_stay_inside(world, lines, dry_run):
+    # A fresh directory each time: direct calls share one session, which remembers what it changed.
+    here = Path(tempfile.mkdtemp(dir=world))
+    root, outside = here / "root", here / "outside"
+    for d in (root, outside):
+        (d / "dir").mkdir(parents=True)
+        (d / "a.txt").write_text("line one\nline two\n")
+        (d / "dir" / "b.txt").write_text("x\n")
+    (outside / "secret.txt").write_text(CANARY)
+    host = host_for([root], [("patch", fsmcp_patch.hooks)])
+    outcome = anyio.run(host.run_named, "patch_apply", {"patch": "\n".join(lines) + "\n", "dryRun": dry_run})
+    if isinstance(outcome, ToolError):
+        allowed = {ErrorCode.PATCH_FAILED, ErrorCode.INVALID_PARAMS, ErrorCode.ACCESS_DENIED, ErrorCode.NOT_FOUND, ErrorCode.ALREADY_EXISTS, ErrorCode.NOT_FILE}
+        assert outcome.code in allowed, outcome
+    else:
+        assert isinstance(outcome, ToolResult)
+        assert CANARY not in repr(outcome.parts)
+    assert (outside / "secret.txt").read_text() == CANARY
+    assert sorted(p.name for p in outside.rglob("*")) == ["a.txt", "b.txt", "dir", "secret.txt"]
+    shutil.rmtree(here)
