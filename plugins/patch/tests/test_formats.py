@@ -440,3 +440,11 @@ async def test_a_block_quoting_an_apply_patch_text_is_a_block(root, apply_patch)
     error, text = await apply_patch(blocks)
     assert not error, text
     assert (root / "doc.md").read_text() == "Example:\n*** Begin Patch\n*** Delete File: x\n*** End Patch\n"
+
+
+async def test_a_block_no_line_of_which_is_in_the_file_is_shown_beside_the_line_most_like_it(root, apply_patch):
+    (root / "v.py").write_text("".join(f"value_{i} = compute({i}, 'a')\n" for i in range(1, 41)))
+    error, text = await apply_patch("v.py\n<<<<<<< SEARCH\nvalue_30 = compute(30, 'b')\n=======\nvalue_30 = 0\n>>>>>>> REPLACE\n")
+    assert error
+    assert "closest: line 30, where the lines are most like the hunk's; none agrees whole." in text
+    assert "  ! 30 | value_30 = compute(30, 'a')" in text and "    29 | value_29 = compute(29, 'a')" in text

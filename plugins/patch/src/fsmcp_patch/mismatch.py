@@ -7,6 +7,7 @@ lines beside the file's at the best candidate position and marks the lines that 
 from __future__ import annotations
 
 import difflib
+import re
 from typing import TYPE_CHECKING
 
 from fsmcp import lines_withheld
@@ -18,6 +19,10 @@ if TYPE_CHECKING:
 
 _SHOWN = 16
 """Lines of each side shown around the first difference."""
+_LIKE_TRIES = 5
+"""Lines of a hunk looked for by likeness when none of them is in the file whole."""
+_LIKE_CANDIDATES = 200
+"""Lines compared by likeness for one word they share."""
 _AROUND = 2
 """Lines of the file shown before and after the closest place of a hunk without line numbers."""
 _WIDTH = 300
@@ -47,8 +52,12 @@ def describe(keys: list[str], hunk: Hunk, number: int, total: int, expected: int
     if hunk.numbered:
         pos, agree = closest(keys, old, expected, lo)
     else:
-        # Found whitespace tolerated, so the closest place is judged the same way.
-        pos, agree = closest([k.strip() for k in keys], [o.strip() for o in old], lo, lo)
+        # Found whitespace tolerated, so the closest place is judged the same way; where no line
+        # agrees whole, where a line is most like one of the hunk's (no line number says where).
+        stripped = [k.strip() for k in keys]
+        pos, agree = closest(stripped, [o.strip() for o in old], lo, lo)
+        if not agree:
+            pos = _most_like(stripped, old, lo, pos)
     found = keys[pos:pos + n]
     differs = [i for i in range(n) if i >= len(found) or found[i] != old[i]]
     first = differs[0] if differs else 0
@@ -58,7 +67,11 @@ def describe(keys: list[str], hunk: Hunk, number: int, total: int, expected: int
     side = "the SEARCH lines" if hunk.label else "the hunk's ' ' and '-' lines"
     lines = [
         f"{head}: its {what} are not in the file{where}{end}.",
-        f"closest: line {pos + 1}, where {agree} of {n} agree; the first difference is at line {pos + first + 1}.",
+        (
+            f"closest: line {pos + 1}, where {agree} of {n} agree; the first difference is at line {pos + first + 1}."
+            if agree or hunk.numbered
+            else f"closest: line {pos + 1}, where the lines are most like the hunk's; none agrees whole."
+        ),
         f"expected ({side}, {numbered}):",
     ]
     start = max(0, first - 3)
@@ -91,15 +104,42 @@ def describe_anchor(keys: list[str], hunk: Hunk, anchor: str, number: int, total
     head = f"{name(hunk, number, total)}: its @@ line {anchor!r} is not in the file{where}."
     if not show:
         return f"{head} {lines_withheld('What the file has instead')}."
-    stripped = [k.strip() for k in keys[lo:]]
-    like = difflib.get_close_matches(anchor.strip(), stripped, n=1, cutoff=0.5)
-    if not like:
+    best = _like([k.strip() for k in keys], anchor.strip(), lo)
+    if best is None:
         return f"{head} No line{where} is like it; check the file's lines and the order of the hunks."
-    best = lo + stripped.index(like[0])
     start, stop = max(0, best - 2), min(len(keys), best + 3)
     width = len(str(stop))
     shown_lines = [f"  {'!' if i == best else ' '} {i + 1:>{width}} | {_clip(keys[i], anchor)}" for i in range(start, stop)]
     return "\n".join([head, f"nearest: line {best + 1}:", *shown_lines])
+
+
+def _most_like(stripped: list[str], old: list[str], lo: int, otherwise: int) -> int:
+    """Where the hunk would start if the first of its lines with a look-alike in the file were there."""
+    tried = 0
+    for i, line in enumerate(old):
+        if tried == _LIKE_TRIES:
+            break
+        if not line.strip():
+            continue
+        tried += 1
+        at = _like(stripped, line.strip(), lo)
+        if at is not None:
+            return min(max(at - i, lo), max(lo, len(stripped) - len(old)))
+    return otherwise
+
+
+def _like(stripped: list[str], text: str, lo: int) -> int | None:
+    """The first line at or after ``lo`` most like ``text`` (difflib's ratio ≥ 0.5), or None.
+
+    Only lines sharing one of its longest words are compared: the ratio of every line of a large
+    file whose lines all look alike takes seconds.
+    """
+    for word in sorted(set(re.findall(r"\w{3,}", text)), key=len, reverse=True)[:3]:
+        hits = [q for q in range(lo, len(stripped)) if word in stripped[q]][:_LIKE_CANDIDATES]
+        like = difflib.get_close_matches(text, [stripped[q] for q in hits], n=1, cutoff=0.5)
+        if like:
+            return next(q for q in hits if stripped[q] == like[0])
+    return None
 
 
 def _after(hunk: Hunk) -> str:
