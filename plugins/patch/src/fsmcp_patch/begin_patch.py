@@ -85,13 +85,12 @@ class _Reader:
         self.i += 1
         added: list[Line] = []
         bare = 0  # empty lines without '+' at the end so far: they separate sections, as codex reads them
-        while self.i < self.end and not self.lines[self.i].startswith("***"):
+        while self.i < self.end and (not self.lines[self.i] or self.lines[self.i].startswith("+")):
             line = self.lines[self.i]
-            if line and not line.startswith("+"):
-                raise _malformed(self.i + 1, f"{line[:80]!r}: each line of an added file starts with '+'")
             bare = 0 if line else bare + 1
             added.append(Line("+", line[1:]))
             self.i += 1
+        # The next line starts the next section (run says so if it does not).
         added = added[: len(added) - bare]
         hunks = [Hunk(0, 0, 1, len(added), "*** Add File", added, numbered=False)] if added else []
         return Section("create", None, path, hunks, True)
