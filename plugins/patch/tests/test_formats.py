@@ -230,6 +230,8 @@ async def test_dry_run_of_each_format_writes_nothing(root, server):
         assert text.splitlines()[:2] == ["dry run: every hunk applies; nothing was written.", f"would patch {root / 'src/app.py'} (2 hunks)"]
         text = await s.ok("patch_apply", patch=SEARCH_REPLACE, dryRun=True)
         assert text.splitlines()[:2] == ["dry run: every block applies; nothing was written.", f"would patch {root / 'src/app.py'} (2 blocks)"]
+        changes = (await client.call_tool("list_changes", {})).structured_content["changes"]
+        assert changes == [], "a dry run is no change"
     assert tree_of(root) == before
 
 
