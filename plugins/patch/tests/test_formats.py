@@ -194,7 +194,7 @@ async def test_a_failing_hunk_writes_nothing_and_shows_the_nearest_lines(root, s
     async with server() as client:
         text = await ToolCalls(client).fail("patch_apply", "PATCH_FAILED", patch=broken)
     assert tree_of(root) == before
-    assert f"the patch does not apply to {root / 'src/app.py'}" in text
+    assert f"the patch does not apply to {root / 'src/app.py'}: 1 of its 4 hunks does not match" in text, "an added file's lines are no hunk"
     assert "hunk 1 of 2 (@@ class Other: @@     def greet(self, name):)" in text
     assert '  ! 16 |         print("other hello", name)' in text, "the file's nearest lines, numbered"
     assert '  ! 16 |         print("other hallo", name)' in text

@@ -59,7 +59,8 @@ class Plan:
         self.reports: list[Report] = []
         self.failures: list[tuple[str, str]] = []
         self.mismatched = 0
-        self.hunks = sum(len(s.hunks) for s in sections)
+        # An added file's lines (apply_patch's *** Add File) are no hunk the text shows.
+        self.hunks = sum(len(s.hunks) for s in sections if s.kind != "create" or all(h.numbered for h in s.hunks))
         self.base, self.single = self._targets(path)
 
     def run(self) -> None:
