@@ -194,7 +194,7 @@ def _serve(host: Host) -> int:
 
 def _serve_stdio(settings: Settings) -> int:
     """Serve stdio; a configuration that started cleanly before answers from the cache (catalog.py)."""
-    from . import catalog, journal_place
+    from . import catalog, journal_place, locks
     from .roots import RootSet
 
     try:
@@ -206,6 +206,7 @@ def _serve_stdio(settings: Settings) -> int:
     try:
         # Before the cached catalog can answer for the host: the journal is checked at every start.
         journal_place.prepare(settings, (r.path for r in roots.operator))
+        locks.prepare()
     except ValueError as exc:
         return _error(exc)
     where = catalog.location(settings, roots)

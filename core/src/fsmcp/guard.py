@@ -4,7 +4,9 @@ Two concerns that must agree on what "the file as it is" means, so they live tog
 
 * **Locks.** A call that changes files holds a lock on every file it reads or writes, keyed by
   the file's real path, until it ends. Two changes to one file, from any tools and sessions,
-  are therefore one after the other: the second reads what the first wrote.
+  are therefore one after the other: the second reads what the first wrote. Between server
+  processes of one user too (:mod:`fsmcp.locks`): each lock is also an OFD lock on one byte of
+  one shared lock file.
 * **The stale-write guard.** A session (one client connection) remembers the :func:`version` of
   each file it read with a read-only tool, or changed itself. A write or append over a file
   whose version has moved since, by someone else, is refused with ``EDIT_CONFLICT``; reading
@@ -33,8 +35,9 @@ from typing import TYPE_CHECKING, Annotated
 from pydantic import Field
 from pydantic.json_schema import SkipJsonSchema
 
-from .current import check_cancelled
+from .current import check_cancelled, off_loop
 from .errors import ErrorCode, ToolError
+from .locks import FileLocks
 from .roots import Access
 
 if TYPE_CHECKING:
@@ -156,8 +159,10 @@ class _CallScope:
 class Guard:
     """The host's locks and stale-write checks (see the module's docstring)."""
 
-    def __init__(self, *, stale_guard: bool = True):
+    def __init__(self, *, stale_guard: bool = True, files: FileLocks | None = None):
         self.stale_guard = stale_guard
+        self._files = files
+        """The locks between processes; None: within this process only."""
         self._cond = threading.Condition()
         self._owner: dict[str, _Call] = {}
 
@@ -168,24 +173,44 @@ class Guard:
     # -- locks --------------------------------------------------------------------------------
 
     def _hold(self, key: str, me: _Call) -> None:
+        if key in me.held:
+            return
         deadline = time.monotonic() + DEADLOCK_WAIT
         with self._cond:
-            while self._owner.get(key) not in (None, me):
-                if me.held and time.monotonic() > deadline:
-                    raise ToolError(
-                        ErrorCode.EDIT_CONFLICT,
-                        f"{key} is being changed by another call that waits for a file this one holds; nothing more was changed. Try again",
-                    )
+            while self._owner.get(key) is not None:
+                _wait_or_give_up(key, me, deadline)
                 self._cond.wait(0.5)
-                check_cancelled()
             self._owner[key] = me
-            me.held.add(key)
+        try:
+            if self._files is not None:
+                self._hold_between_processes(key, me, deadline)
+        except BaseException:
+            with self._cond:
+                del self._owner[key]
+                self._cond.notify_all()
+            raise
+        me.held.add(key)
+
+    def _hold_between_processes(self, key: str, me: _Call, deadline: float) -> None:
+        # Polled, not F_OFD_SETLKW: a wait in the kernel could not be cancelled nor given up
+        # on (the kernel finds no deadlock between OFD locks). Uncontended, one system call.
+        assert self._files is not None
+        pause = 0.0005
+        while not self._files.try_lock(key):
+            off_loop()  # a quick call on the event loop waits in a worker thread instead
+            _wait_or_give_up(key, me, deadline)
+            time.sleep(pause)
+            pause = min(pause * 2, 0.02)
 
     def _release(self, me: _Call) -> None:
         if not me.held:
             return
         with self._cond:
             for key in me.held:
+                # The other processes' lock first: once this process's owner is gone, another
+                # call of it may take the key, and its OFD lock is this one (the same open file).
+                if self._files is not None:
+                    self._files.unlock(key)
                 if self._owner.get(key) is me:
                     del self._owner[key]
             me.held.clear()
@@ -248,6 +273,17 @@ class Guard:
         for path in paths:
             session.forget(path)
 
+
+
+def _wait_or_give_up(key: str, me: _Call, deadline: float) -> None:
+    """Between two tries for ``key``'s lock: give up when the call was cancelled, or when it holds
+    another file and has waited long enough that the two calls may be waiting for each other."""
+    if me.held and time.monotonic() > deadline:
+        raise ToolError(
+            ErrorCode.EDIT_CONFLICT,
+            f"{key} is being changed by another call that waits for a file this one holds; nothing more was changed. Try again",
+        )
+    check_cancelled()
 
 
 def expect_version(fs: FileSystem, raw: str, expected: str) -> None:

@@ -13,7 +13,7 @@ import anyio
 from pydantic import BaseModel, ValidationError
 from pydantic.alias_generators import to_camel
 
-from . import consent, current, journal_place
+from . import consent, current, journal_place, locks
 from .change import Change
 from .current import OffLoop
 from .audit import AuditLog
@@ -32,6 +32,7 @@ from .mounts import LocalRoots
 from .programs import Sandbox
 from .protected import ProtectedNames
 from .guard import Guard, Session, current_session, expect_version, in_session
+from .locks import FileLocks
 from .plugins import PluginError, PluginInfo, collect_tools, load_plugins, offered
 from .journal import NAME as JOURNAL
 from .results import Text, ToolResult
@@ -58,6 +59,24 @@ class _Warnings(logging.Handler):
         self.seen = True
 
 
+def _file_locks(roots: RootSet) -> FileLocks:
+    directory = locks.lock_dir()
+    for root in roots.operator:
+        if directory.is_relative_to(root.path):
+            # Not refused: the file holds nothing, and what a tool or program can do to it
+            # (delete it: servers started after no longer wait for those started before) it can
+            # do as well by writing the roots' files without any lock.
+            log.warning(
+                "the lock directory %s lies inside the root %s: a tool or program that removes it makes servers "
+                "started afterwards not wait for those started before; set XDG_STATE_HOME outside every root",
+                directory, root.path,
+            )  # fmt: skip
+    try:
+        return FileLocks(locks.prepare())
+    except ValueError as exc:
+        raise HostError(str(exc)) from None
+
+
 class Host:
     """Plugins, settings, roots and tools, put together once at start-up."""
 
@@ -66,7 +85,7 @@ class Host:
         self.pm = pm
         self.plugins = plugins
         self.roots = roots
-        self.guard = Guard(stale_guard=settings.stale_guard)
+        self.guard = Guard(stale_guard=settings.stale_guard, files=_file_locks(roots))
         self.fs = FileSystem(self.resolve_path, roots, settings.max_file_bytes, guard=self.guard, keep_protected=self._keep_protected)
         self.audit = AuditLog(settings.audit_log, settings.audit_log_max_bytes, settings.audit_log_keep) if settings.audit_log else None
         try:

@@ -343,8 +343,13 @@ class Journal:
                     # A path is kept by its real path: now reached elsewhere, a link stands on the way
                     # that was not there (another root's policy could expose what is restored).
                     raise _relinked(meta["id"], r["path"], p)
-            # The paths' locks, as any change holds them: no call of this server writes them meanwhile.
+            # The paths' locks, as any change holds them: no call of this server or another writes them meanwhile.
             with fs.guard.changing(*(p.path for p, _ in items)):
+                # Another server may have undone it while this one waited for the paths (their
+                # locks, not this process's journal lock, order two servers' undos).
+                again = self._meta(name)
+                if isinstance(again, dict) and again.get("undone") is not None:
+                    raise ToolError(ErrorCode.INVALID_PARAMS, f"change {meta['id']} was undone meanwhile, by another session; list_changes shows the others")
                 self._put_back(fs, meta, name, items, force)
             # What this session had read there is gone, as after a move or delete.
             fs.guard.moved(*(p.path for p, _ in items))

@@ -23,10 +23,15 @@ def journal_dir(setting: str) -> Path | None:
         return None
     if setting:
         return Path(setting).expanduser()
+    return state_home() / "fsmcp" / "journal"
+
+
+def state_home() -> Path:
+    """This user's XDG state directory: ``$XDG_STATE_HOME``, else ``~/.local/state``."""
     base = os.environ.get("XDG_STATE_HOME", "")
     if not os.path.isabs(base):  # the XDG rule: a relative value is ignored
         base = os.path.expanduser("~/.local/state")
-    return Path(base) / "fsmcp" / "journal"
+    return Path(base)
 
 
 def prepare(settings: Settings, roots: Iterable[Path]) -> None:
