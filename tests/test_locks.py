@@ -1,7 +1,7 @@
 """Two and three server processes on one tree and one journal lose no change.
 
 The attack is an ordinary one: several agents (or an agent and the CLI) each with its own
-``fsmcp serve`` over stdio, editing and appending to one file at once. Each call leaves a
+``fsmcp serve`` over stdio, editing, patching and appending to one file at once. Each call leaves a
 marker line of its own; every marker a call reported written must be in the file at the end.
 Everything is real: the servers over stdio with the SDK's client, as root and as ``nobody``.
 """
@@ -58,10 +58,13 @@ def _seed(top: Path, guard: bool, as_nobody: bool) -> Path:
 
 
 def _call(i: int, target: str) -> tuple[str, dict, str]:
-    """The i-th call: an edit that puts its marker before the last line, or an append of it."""
+    """The i-th call: an edit or a patch that puts its marker before the last line, or an append of it."""
     marker = f"m-{i:04d}"
-    if i % 2:
+    if i % 3 == 1:
         return "append_file", {"path": target, "content": marker + "\n"}, marker
+    if i % 3 == 2:  # the hunk's line numbers are never right: it applies where END is
+        top, name = os.path.split(target)
+        return "patch_apply", {"path": top, "patch": f"--- a/{name}\n+++ b/{name}\n@@ -1,1 +1,2 @@\n+{marker}\n END\n"}, marker
     return "edit_file", {"path": target, "edits": [{"oldText": "END\n", "newText": f"{marker}\nEND\n"}]}, marker
 
 
@@ -95,7 +98,7 @@ async def _attack(place: Path, servers: int, runs: int, *, guard: bool = False, 
         clients = [
             await stack.enter_async_context(
                 serve_stdio(
-                    str(root), "--config", str(place / "fsmcp.toml"), "--enable", "edit,write,read",
+                    str(root), "--config", str(place / "fsmcp.toml"), "--enable", "edit,write,read,patch",
                     env={"XDG_STATE_HOME": str(place / "state")}, under=AS_NOBODY if as_nobody else None,
                 )
             )
@@ -114,6 +117,8 @@ async def _attack(place: Path, servers: int, runs: int, *, guard: bool = False, 
             assert lines[0] == "START" and "END" in lines, lines
             assert len(written) >= CALLS // 4, "too few calls went through to show anything"
     print(f"{servers} servers, stale_guard {guard}, {'nobody' if as_nobody else 'root'}: lost per run {lost_per_run}, {sum(lost_per_run)} in all")
+    # The servers ran as the user meant: they made the lock file, as that user.
+    assert (place / "state" / "fsmcp" / "locks" / "files.lock").stat().st_uid == (NOBODY if as_nobody else 0)
     assert sum(lost_per_run) == 0
 
 
@@ -131,7 +136,7 @@ async def test_a_write_between_another_servers_read_and_its_write_is_seen_as_sta
     async with AsyncExitStack() as stack:
         clients = [
             await stack.enter_async_context(
-                serve_stdio(str(root), "--config", str(place / "fsmcp.toml"), "--enable", "edit,write,read", env={"XDG_STATE_HOME": str(place / "state")})
+                serve_stdio(str(root), "--config", str(place / "fsmcp.toml"), "--enable", "edit,write,read,patch", env={"XDG_STATE_HOME": str(place / "state")})
             )
             for _ in range(2)
         ]
@@ -187,7 +192,7 @@ async def test_a_server_waits_for_a_lock_another_process_holds_serving_meanwhile
     try:
         assert holder.stdout is not None and holder.stdout.readline() == b"held\n"
         name, args, marker = _call(0, str(target))
-        async with serve_stdio(str(root), "--enable", "edit,write,read", env={"XDG_STATE_HOME": str(place / "state")}) as client:
+        async with serve_stdio(str(root), "--enable", "edit,write,read,patch", env={"XDG_STATE_HOME": str(place / "state")}) as client:
             done = anyio.Event()
             outcome = {}
 
