@@ -59,7 +59,9 @@ class _Warnings(logging.Handler):
         self.seen = True
 
 
-def _file_locks(roots: RootSet) -> FileLocks:
+def _file_locks(roots: RootSet) -> FileLocks | None:
+    if not locks.SUPPORTED:
+        return None
     directory = locks.lock_dir()
     for root in roots.operator:
         if directory.is_relative_to(root.path):

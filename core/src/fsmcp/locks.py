@@ -18,6 +18,8 @@ from pathlib import Path
 from .journal_place import state_home
 
 NAME = "files.lock"
+SUPPORTED = hasattr(fcntl, "F_OFD_SETLK")
+"""OFD locks: Linux 3.15 and later. Elsewhere (macOS) the locks are each process's own."""
 _FIX = "set XDG_STATE_HOME to a directory of this user's alone"
 
 
