@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -20,6 +21,8 @@ from pathlib import Path
 
 import anyio
 import pytest
+
+from mcp import Client, StdioServerParameters
 
 from fsmcp.testing import connect, host_for, serve_stdio, text_of
 
@@ -215,6 +218,72 @@ async def test_a_server_waits_for_a_lock_another_process_holds_serving_meanwhile
     finally:
         holder.kill()
         holder.wait()
+
+
+def _stopped_server(root: Path) -> int | None:
+    """The pid of the ``fsmcp serve`` on ``root`` that is stopped (by strace's injected SIGSTOP), if any."""
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if argv[:1] != [b"strace"] and b"serve" in argv and str(root).encode() in argv and state in ("T", "t"):
+            return int(pid)
+    return None
+
+
+async def test_a_server_killed_while_it_holds_a_lock_holds_it_no_more(place):
+    """A real server stopped in the middle of its edit (strace stops it at the temporary file's
+    fsync, the file's lock held): another server's edit of the file waits; ``kill -9`` of the
+    first lets it through at once, without a lock left behind."""
+    assert shutil.which("strace"), "strace is needed: it stops the server at a chosen system call"
+    root = _seed(place, False, False)
+    target = root / "shared.txt"
+    target.write_text("START\nEND\n")
+    env = {"XDG_STATE_HOME": str(place / "state")}
+    stop = ["-f", "-qq", "-o", "/dev/null", "-e", "trace=fsync", "-e", "inject=fsync:signal=STOP:when=1"]
+    first = StdioServerParameters(command="strace", args=[*stop, sys.executable, "-m", "fsmcp", "serve", str(root)], env={**os.environ, **env})
+    killed = None
+    try:
+        async with Client(first) as a, serve_stdio(str(root), "--enable", "edit,write,read", env=env) as b:
+            outcome = {}
+
+            async def call(key: str, client, i: int) -> None:
+                name, args, _ = _call(3 * i, str(target))  # edit_file
+                try:
+                    outcome[key] = await client.call_tool(name, args)
+                except Exception as exc:  # the first server's connection ends with it
+                    outcome[key] = exc
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(call, "a", a, 1)
+                for _ in range(1200):  # by count: 60 s at most, however slow the machine
+                    if (killed := _stopped_server(root)) is not None:
+                        break
+                    await anyio.sleep(0.05)
+                assert killed is not None, "the first server never reached its fsync"
+                done = anyio.Event()
+
+                async def second() -> None:
+                    await call("b", b, 2)
+                    done.set()
+
+                tg.start_soon(second)
+                await anyio.sleep(1)
+                assert not done.is_set(), "the second server's edit did not wait for the first's lock"
+                os.kill(killed, signal.SIGKILL)
+                with anyio.fail_after(60):
+                    await done.wait()
+                tg.cancel_scope.cancel()
+            assert not outcome["b"].is_error, text_of(outcome["b"])
+            assert target.read_text() == "START\nm-0006\nEND\n"
+    finally:
+        if killed is not None:
+            try:
+                os.kill(killed, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
 
 async def test_a_call_waiting_for_another_process_gives_up_when_cancelled(place, monkeypatch):
