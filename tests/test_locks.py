@@ -21,7 +21,6 @@ from pathlib import Path
 
 import anyio
 import pytest
-
 from mcp import Client, StdioServerParameters
 
 from fsmcp.testing import connect, host_for, serve_stdio, text_of
@@ -36,6 +35,7 @@ CALLS = 200
 IN_FLIGHT = 6
 """Calls each client keeps in flight at once."""
 ROUNDS = 60
+"""Rounds of the races where two calls are sent at the same moment."""
 
 
 @pytest.fixture
