@@ -233,6 +233,16 @@ def _stopped_server(root: Path) -> int | None:
     return None
 
 
+def _locks_held(place: Path) -> int:
+    """How many OFD locks the kernel lists on the servers' lock file."""
+    try:
+        st = (place / "state" / "fsmcp" / "locks" / "files.lock").stat()
+    except FileNotFoundError:
+        return 0
+    inode = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino} "
+    return sum("OFDLCK" in line and inode in line for line in Path("/proc/locks").read_text().splitlines())
+
+
 async def test_a_server_killed_while_it_holds_a_lock_holds_it_no_more(place):
     """A real server stopped in the middle of its edit (strace stops it at the temporary file's
     fsync, the file's lock held): another server's edit of the file waits; ``kill -9`` of the
@@ -242,7 +252,7 @@ async def test_a_server_killed_while_it_holds_a_lock_holds_it_no_more(place):
     target = root / "shared.txt"
     target.write_text("START\nEND\n")
     env = {"XDG_STATE_HOME": str(place / "state")}
-    stop = ["-f", "-qq", "-o", "/dev/null", "-e", "trace=fsync", "-e", "inject=fsync:signal=STOP:when=1"]
+    stop = ["-f", "-qq", "-o", "/dev/null", "--seccomp-bpf", "-e", "trace=fsync", "-e", "inject=fsync:signal=STOP:when=1"]
     first = StdioServerParameters(command="strace", args=[*stop, sys.executable, "-m", "fsmcp", "serve", str(root)], env={**os.environ, **env})
     killed = None
     try:
@@ -259,10 +269,14 @@ async def test_a_server_killed_while_it_holds_a_lock_holds_it_no_more(place):
             async with anyio.create_task_group() as tg:
                 tg.start_soon(call, "a", a, 1)
                 for _ in range(1200):  # by count: 60 s at most, however slow the machine
-                    if (killed := _stopped_server(root)) is not None:
-                        break
+                    # Stopped for good (not a moment's stop at a traced call), a file's lock held.
+                    if (killed := _stopped_server(root)) is not None and _locks_held(place):
+                        await anyio.sleep(0.2)
+                        if _stopped_server(root) == killed:
+                            break
+                    killed = None
                     await anyio.sleep(0.05)
-                assert killed is not None, "the first server never reached its fsync"
+                assert killed is not None, "the first server never stopped at its fsync holding the lock"
                 done = anyio.Event()
 
                 async def second() -> None:
