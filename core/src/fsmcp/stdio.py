@@ -31,7 +31,7 @@ from . import __version__, shapes
 from .client_roots import ClientRoots
 from .consent import Consent, call_digest, elicits_forms, form
 from .current import OffLoop
-from .wire import PipeWire, Wire
+from .wire import TOO_DEEP, PipeWire, Wire, too_deep
 from .workers import WORKERS
 
 if TYPE_CHECKING:
@@ -454,6 +454,9 @@ async def messages(wire: Wire) -> AsyncIterator[dict[str, Any] | list[Any]]:
     """Each message (or batch) the client sends; lines that are neither are answered with an error here."""
     while (line := await wire.read_line()) is not None:
         if not line.strip():
+            continue
+        if too_deep(line):  # before any parser, whose recursion it would exhaust
+            await wire.send({"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": TOO_DEEP}})
             continue
         try:
             message = _loads(line)

@@ -1,0 +1,351 @@
+"""Bounded serving and a clean end, against the real server on its real transports.
+
+stdio is spoken in raw JSON-RPC lines (a client that misbehaves: nesting, a flood it never
+reads, a signal mid-call); HTTP through real sockets. Nothing here depends on the machine's
+speed: loops are bounded by count, and limits are generous ceilings.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import anyio
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from fsmcp.testing import http_url, text_of
+
+STRACE = shutil.which("strace")
+TIMEOUT = 60
+TOKEN = "correct-horse-battery-staple-42"
+HELLO = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": HELLO}
+MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+class Raw:
+    """A server process on pipes (``argv``: ``fsmcp serve`` unless told), answers read on a thread."""
+
+    def __init__(self, *serve_args: str, argv: list[str] | None = None, env: dict[str, str] | None = None):
+        self.proc = subprocess.Popen(
+            argv or [sys.executable, "-m", "fsmcp", "serve", *serve_args],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, **(env or {})},
+        )  # fmt: skip
+        self._lines: queue.Queue[bytes] = queue.Queue()
+        self._answers: dict[object, dict] = {}
+        self.progressed = threading.Event()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:  # type: ignore[union-attr]
+            if b'"notifications/progress"' in line:
+                self.progressed.set()
+            self._lines.put(line)
+
+    def send(self, data: bytes) -> None:
+        self.proc.stdin.write(data)  # type: ignore[union-attr]
+        self.proc.stdin.flush()  # type: ignore[union-attr]
+
+    def call(self, id_: object, name: str, arguments: dict, progress: bool = False) -> None:
+        meta = {"_meta": {"progressToken": f"p{id_}"}} if progress else {}
+        params = {"name": name, "arguments": arguments, **meta}
+        self.send(json.dumps({"jsonrpc": "2.0", "id": id_, "method": "tools/call", "params": params}).encode() + b"\n")
+
+    def answer(self, id_: object) -> dict:
+        for _ in range(TIMEOUT * 10):  # bounded by count
+            if id_ in self._answers:
+                return self._answers.pop(id_)
+            try:
+                message = json.loads(self._lines.get(timeout=0.1))
+            except queue.Empty:
+                if self.proc.poll() is not None and self._lines.empty():
+                    raise AssertionError(f"the server exited ({self.proc.returncode}) without answering {id_!r}: {self.stderr()[-2000:]}") from None
+                continue
+            if "id" in message and "method" not in message:
+                self._answers[message["id"]] = message
+        raise AssertionError(f"no answer to {id_!r}")
+
+    def text(self, id_: object) -> tuple[bool, str]:
+        result = self.answer(id_)["result"]
+        return bool(result.get("isError")), "\n".join(c["text"] for c in result["content"] if c["type"] == "text")
+
+    def initialize(self) -> None:
+        self.send(json.dumps({**INITIALIZE, "id": 0}).encode() + b"\n")
+        assert "result" in self.answer(0)
+        self.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+
+    def stderr(self) -> str:
+        return self.proc.stderr.read().decode(errors="replace")  # type: ignore[union-attr]
+
+    def close(self) -> tuple[int, str]:
+        """Hang up (stdin closed) and wait: the exit status and what went to stderr."""
+        self.proc.stdin.close()  # type: ignore[union-attr]
+        return self.proc.wait(TIMEOUT), self.stderr()
+
+
+def temp_files(top: Path) -> list[Path]:
+    return [p for p in top.rglob("*") if ".fsmcp-tmp" in p.name]
+
+
+def nested_line(depth: int, id_: int = 7) -> bytes:
+    return b'{"jsonrpc": "2.0", "id": %d, "method": "ping", "params": {"a": ' % id_ + b"[" * depth + b"]" * depth + b"}}\n"
+
+
+# -- nesting ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("depth", [1_024, 100_000])
+def test_a_line_nested_deeper_than_the_limit_is_a_parse_error_and_the_server_serves_on(root, depth):
+    raw = Raw(str(root))
+    raw.initialize()
+    raw.send(b'{"jsonrpc": "2.0", "id": 6, "method": "ping", "params": {"a": ' + b'{"b": [' * 31 + b']}' * 31 + b"}}\n")
+    raw.send(nested_line(depth))
+    raw.call(8, "read_file", {"path": "a.txt"})
+    assert raw.answer(6) == {"jsonrpc": "2.0", "id": 6, "result": {}}  # 64 deep in all: served
+    refused = raw.answer(None)["error"]
+    assert refused["code"] == -32700 and "nested" in refused["message"] and "64" in refused["message"], refused
+    assert raw.text(8) == (False, "alpha\n")
+    rc, stderr = raw.close()
+    assert rc == 0 and "Traceback" not in stderr, stderr[-2000:]
+
+
+# -- SIGTERM and SIGINT over stdio ------------------------------------------------------------
+
+
+def _pending(journal: Path) -> list[Path]:
+    return [p for p in (journal / "pending").glob("*")] if (journal / "pending").is_dir() else []
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_mid_write_lets_the_write_finish_then_exits_0_leaving_nothing(tmp_path, signum):
+    """The signal comes at the write's rename (strace injects it before the call runs): the write
+    is in flight, its 10 MB temporary file complete beside its target."""
+    assert STRACE, "strace is needed to send the signal at a chosen step of the write"
+    root, journal = tmp_path / "root", tmp_path / "journal"
+    root.mkdir()
+    content = "0123456789abcde\n" * (10 * 1024 * 1024 // 16)
+    name = {signal.SIGTERM: "TERM", signal.SIGINT: "INT"}[signum]
+    # The first rename of the process after start-up is the write's: start-up itself renames
+    # nothing here (a fresh journal, the catalog cache off by HOME), which the first call checks.
+    raw = Raw(
+        argv=[STRACE, "-f", "-qq", "-o", "/dev/null", "--seccomp-bpf", "-e", "trace=rename,renameat,renameat2",
+              "-e", f"inject=rename,renameat,renameat2:signal={name}:when=1",
+              sys.executable, "-m", "fsmcp", "serve", str(root), "--journal", str(journal)],
+        env={"XDG_CACHE_HOME": str(tmp_path / "cache")},
+    )  # fmt: skip
+    raw.initialize()
+    raw.call(1, "write_file", {"path": "big.txt", "content": content})
+    is_error, text = raw.text(1)
+    assert not is_error and "Successfully wrote" in text, text
+    rc = raw.proc.wait(TIMEOUT)
+    stderr = raw.stderr()
+    assert rc == 0, (rc, stderr[-2000:])
+    assert (root / "big.txt").read_text() == content
+    assert temp_files(root) == [] and _pending(journal) == []
+    assert "Traceback" not in stderr, stderr[-2000:]
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_during_a_call_that_never_ends_exits_0_within_the_bound(root, signum):
+    with open(root / "sparse.bin", "wb") as fh:
+        fh.truncate(1024**4)  # word_count would read a tebibyte of holes
+    raw = Raw(str(root))
+    raw.initialize()
+    raw.call(1, "word_count", {"path": "sparse.bin"}, progress=True)
+    assert raw.progressed.wait(TIMEOUT), "word_count reported no progress"
+    raw.proc.send_signal(signum)
+    rc = raw.proc.wait(TIMEOUT)  # the grace and the exit bound, with a loaded machine's margin
+    stderr = raw.stderr()
+    assert rc == 0, (rc, stderr[-2000:])
+    assert "Traceback" not in stderr, stderr[-2000:]
+    assert temp_files(root) == []
+
+
+# -- a client that sends and never reads ------------------------------------------------------
+
+
+def _status(pid: int) -> tuple[int, int]:
+    """The process's resident memory in bytes and its thread count."""
+    fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines())
+    return int(fields["VmRSS"].split()[0]) * 1024, int(fields["Threads"])
+
+
+def test_a_client_that_floods_calls_and_never_reads_holds_the_server_s_memory_bounded(tmp_path):
+    root = tmp_path / "root"
+    root.mkdir()
+    for i in range(20):
+        (root / f"f{i}.txt").write_text("needle in a haystack\n" * 200)
+    proc = subprocess.Popen([sys.executable, "-m", "fsmcp", "serve", str(root)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    hello = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "flood", "version": "0"}}}
+    proc.stdin.write(json.dumps(hello).encode() + b"\n")  # type: ignore[union-attr]
+    proc.stdin.flush()  # type: ignore[union-attr]
+    assert b'"result"' in proc.stdout.readline()  # type: ignore[union-attr]
+    before, _ = _status(proc.pid)
+    sent = [0]
+
+    def flood() -> None:
+        call = {"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "grep_files", "arguments": {"pattern": "needle"}}}
+        try:
+            for i in range(1, 20_001):  # never reads a single answer
+                proc.stdin.write(json.dumps({**call, "id": i}).encode() + b"\n")  # type: ignore[union-attr]
+                sent[0] = i
+            proc.stdin.flush()  # type: ignore[union-attr]
+        except (BrokenPipeError, ValueError):
+            pass
+
+    threading.Thread(target=flood, daemon=True).start()
+    peak, threads = before, 0
+    try:
+        for _ in range(60):  # bounded by count: 30 s of samples at most
+            time.sleep(0.5)
+            rss, count = _status(proc.pid)
+            peak, threads = max(peak, rss), max(threads, count)
+            if peak - before > 100 * 1024**2:
+                break
+        assert proc.poll() is None, proc.stderr.read().decode(errors="replace")[-2000:]  # type: ignore[union-attr]
+    finally:
+        proc.kill()
+        proc.wait()
+    growth = (peak - before) / 1024**2
+    assert growth < 100, f"RSS grew {growth:.0f} MB ({before / 1024**2:.0f} MB before) with {sent[0]:,} calls sent, {threads} threads"
+    assert threads < 60, threads
+
+
+# -- HTTP -------------------------------------------------------------------------------------
+
+
+def _http_server(tmp_path: Path, *extra: str, config: str = "", nofile: int | None = None) -> tuple[subprocess.Popen[bytes], Path, str, Path]:
+    root = tmp_path / "root"
+    root.mkdir(exist_ok=True)
+    (root / "a.txt").write_text("alpha\n")
+    token = tmp_path / "token"
+    token.write_text(TOKEN)
+    token.chmod(0o600)
+    conf = tmp_path / "fsmcp.toml"
+    conf.write_text(config)
+    errors = tmp_path / "stderr.txt"
+
+    def limit() -> None:
+        if nofile is not None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+
+    with errors.open("wb") as sink:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "fsmcp", "serve", "--transport", "http", "--port", "0", "--token-file", str(token), "--config", str(conf), str(root), *extra],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=sink, preexec_fn=limit,
+        )  # fmt: skip
+    return proc, errors, http_url(proc, errors), root
+
+
+def _post(url: str, body: bytes, session: str | None = None) -> httpx2.Response:
+    headers = {**MCP_HEADERS, "Authorization": f"Bearer {TOKEN}", **({"Mcp-Session-Id": session, "Mcp-Protocol-Version": "2025-11-25"} if session else {})}
+    return httpx2.post(url, content=body, headers=headers, timeout=60)
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    proc.terminate()
+    try:
+        proc.wait(30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.mark.parametrize("depth", [1_024, 5_000, 100_000])
+def test_http_refuses_deep_nesting_with_a_parse_error_and_serves_on(tmp_path, depth):
+    proc, errors, url, _ = _http_server(tmp_path)
+    try:
+        opened = _post(url, json.dumps(INITIALIZE).encode())
+        assert opened.status_code == 200, opened.text
+        session = opened.headers["mcp-session-id"]
+        refused = _post(url, nested_line(depth).strip(), session)
+        assert refused.status_code == 400, (refused.status_code, refused.text[:500])
+        error = refused.json()["error"]
+        assert error["code"] == -32700 and "nested" in error["message"], error
+        ping = _post(url, b'{"jsonrpc": "2.0", "id": 8, "method": "ping"}', session)
+        assert ping.status_code == 200, ping.text
+        assert proc.poll() is None
+    finally:
+        _stop(proc)
+    assert "Traceback" not in errors.read_text(), errors.read_text()[-2000:]
+
+
+async def _session_calls(url: str, calls: int, outcomes: list[str]) -> None:
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60)
+    try:
+        async with http, Client(streamable_http_client(url, http_client=http)) as client:
+            for _ in range(calls):
+                try:
+                    result = await client.call_tool("read_file", {"path": "a.txt"})
+                except Exception as exc:  # a refusal reaches the client as an MCP error
+                    outcomes.append(f"error: {exc}")
+                    continue
+                outcomes.append("served" if text_of(result) == "alpha\n" else f"wrong: {text_of(result)[:200]}")
+    except Exception as exc:  # a session refused at its start or midway
+        outcomes.append(f"session: {exc!r}"[:300])
+
+
+@pytest.mark.anyio
+async def test_http_with_64_descriptors_and_30_sessions_serves_or_refuses_clearly_with_little_logging(tmp_path):
+    proc, errors, url, _ = _http_server(tmp_path, nofile=64)
+    outcomes: list[str] = []
+    try:
+        with anyio.fail_after(120):
+            async with anyio.create_task_group() as group:
+                for _ in range(30):
+                    group.start_soon(_session_calls, url, 10, outcomes)
+        after = _post(url, json.dumps(INITIALIZE).encode())
+        assert after.status_code == 200, after.text  # the server still serves once the burst is over
+    finally:
+        _stop(proc)
+    served = outcomes.count("served")
+    failures = [o for o in outcomes if o != "served"]
+    log = errors.read_text()
+    assert len(log) < 100_000, f"{len(log):,} bytes of stderr; {served} served; {log[-2000:]}"
+    assert "Too many open files" not in log and "Traceback" not in log, log[-2000:]
+    assert served >= 100, (served, failures[:5])
+    assert all("busy" in f for f in failures), failures[:5]
+
+
+def test_http_takes_a_write_of_5_million_characters_as_stdio_does(tmp_path):
+    proc, errors, url, root = _http_server(tmp_path)
+    try:
+        opened = _post(url, json.dumps(INITIALIZE).encode())
+        session = opened.headers["mcp-session-id"]
+        content = "x" * 5_000_000
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "write_file", "arguments": {"path": "big.txt", "content": content}}}
+        response = _post(url, json.dumps(call).encode(), session)
+        assert response.status_code == 200, (response.status_code, response.text[:500])
+        assert (root / "big.txt").read_text() == content
+    finally:
+        _stop(proc)
+
+
+def test_an_http_body_past_the_limit_is_refused_saying_the_limit_and_what_to_do(tmp_path):
+    proc, errors, url, root = _http_server(tmp_path, config="max_file_bytes = 1000000\n")
+    try:
+        opened = _post(url, json.dumps(INITIALIZE).encode())
+        session = opened.headers["mcp-session-id"]
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "write_file", "arguments": {"path": "big.txt", "content": "x" * 5_000_000}}}
+        response = _post(url, json.dumps(call).encode(), session)
+        assert response.status_code == 413, (response.status_code, response.text[:500])
+        error = response.json()["error"]
+        assert error["code"] == -32600 and "3,097,152 bytes" in error["message"] and "append_file" in error["message"], error
+        assert response.json()["id"] is None
+        ping = _post(url, b'{"jsonrpc": "2.0", "id": 8, "method": "ping"}', session)
+        assert ping.status_code == 200, ping.text
+    finally:
+        _stop(proc)
+    assert not (root / "big.txt").exists()
