@@ -21,6 +21,7 @@ import json
 import logging
 import os
 import re
+import signal
 import sys
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
@@ -63,6 +64,15 @@ CLOSING_GRACE = 1.0
 answer before they are cancelled."""
 EXIT_GRACE = 1.0
 """Seconds the cancelled calls have to stop before the process exits without them."""
+STOP_GRACE = 5.0
+"""Seconds the calls in flight when SIGTERM or SIGINT comes have to finish and answer before they
+are cancelled (as uvicorn gives them over HTTP): a write under way ends whole, not cut short."""
+MAX_IN_FLIGHT = 64
+"""Calls one connection runs at once (a stdio server's one connection: all it runs). Past it no
+request is read until one ends: with the pause of stdin past ``PAUSE_BYTES`` and answers that
+wait for the client to read them, a client that sends faster than it reads is held back by its
+own pipe, whatever it calls. While a call waits for the client's answer (its roots, its user's),
+four times as many run, so that the answer is read behind up to that many more requests."""
 BATCH_VERSIONS = ("2025-03-26",)
 """The versions whose connections may send JSON-RPC batches: 2025-06-18 removed them."""
 
@@ -106,6 +116,8 @@ class Connection:
         self.closed = False
         self.gone = False
         self.serving: asyncio.Task[Any] | None = None
+        self._room: asyncio.Future[None] | None = None
+        """Set when a call ends or one of ours asks the client: the reading may go on."""
 
     async def serve(self, first: list[Any], rest: AsyncIterator[Any]) -> list[asyncio.Task[None]]:
         """Serve until the client leaves; the calls then still running, cancelled."""
@@ -128,13 +140,52 @@ class Connection:
             while self.running and (deadline is None or loop.time() < deadline):
                 await asyncio.wait(list(self.running.values()), timeout=None if deadline is None else deadline - loop.time())
         except asyncio.CancelledError:
-            if not self.gone:
+            if not (self.gone or self.wire.stopped):
                 raise
+            if not self.gone:
+                # Told to end: no new request is read; the calls in flight finish and answer.
+                asyncio.current_task().uncancel()  # type: ignore[union-attr]
+                await self.finish(STOP_GRACE)
         finally:
             watch.cancel()
             for task in self.running.values():
                 task.cancel()
         return list(self.running.values())
+
+    def start(self, key: Any, task: asyncio.Task[None]) -> None:
+        self.running[key] = task
+        task.add_done_callback(lambda done: self.ended(key, done))
+
+    def ended(self, key: Any, task: asyncio.Task[None]) -> None:
+        if self.running.get(key) is task:
+            del self.running[key]
+        self.wake()
+
+    def wake(self) -> None:
+        if self._room is not None and not self._room.done():
+            self._room.set_result(None)
+
+    async def make_room(self) -> None:
+        """Return once fewer than :data:`MAX_IN_FLIGHT` calls run (four times as many while one
+        waits for the client's answer, which must be read)."""
+        while len(self.running) >= (MAX_IN_FLIGHT * 4 if self.asked else MAX_IN_FLIGHT):
+            self._room = asyncio.get_running_loop().create_future()
+            try:
+                await self._room
+            finally:
+                self._room = None
+
+    async def finish(self, grace: float) -> None:
+        """Wait up to ``grace`` seconds for the calls in flight; a second signal waits no more."""
+        if self.running:
+            log.warning("%s: no new request is read; %d call(s) in flight have %g s to finish", self.wire.stopped, len(self.running), grace)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + grace
+        try:
+            while self.running and loop.time() < deadline:
+                await asyncio.wait(list(self.running.values()), timeout=deadline - loop.time())
+        except asyncio.CancelledError:
+            pass  # the caller's finally cancels what is still running
 
     async def watch_hang_up(self) -> None:
         """A client that can no longer read the answers is gone, whatever its calls are doing."""
@@ -187,8 +238,8 @@ class Connection:
                 # A plain asyncio task: anyio's task group spawn cost more than a small call. It
                 # is registered before it starts, so that a cancellation on the next line finds it.
                 task = asyncio.get_running_loop().create_task(self.call(id_, params, on_loop))
-                self.running[id_] = task
-                task.add_done_callback(lambda done: self.running.pop(id_, None) if self.running.get(id_) is done else None)
+                self.start(id_, task)
+                await self.make_room()
                 return
             result = self.answer_now(method, params)
         except Refusal as refusal:
@@ -375,6 +426,7 @@ class Connection:
         self.last_id += 1
         id_ = self.last_id
         self.asked[id_] = asyncio.get_running_loop().create_future()
+        self.wake()  # its answer comes on the input: the reading goes on
         try:
             await self.wire.send({"jsonrpc": "2.0", "id": id_, "method": method, **({"params": params} if params is not None else {})})
             return await self.asked[id_]
@@ -415,10 +467,8 @@ class Connection:
             # Sent once the batch's calls are done, while the connection reads on (a cancellation
             # of one of them must still reach it).
             # Kept among the running tasks, under a key no request id can equal.
-            key = object()
             task = asyncio.get_running_loop().create_task(self.answer_batch(calls, answers))
-            self.running[key] = task
-            task.add_done_callback(lambda _: self.running.pop(key, None))
+            self.start(object(), task)
         elif answers:
             await self.wire.send(answers)
 
@@ -498,16 +548,37 @@ def opens_modern(message: dict[str, Any]) -> bool:
 
 
 async def serve_stdio(host: Host | DeferredHost) -> None:
-    """Serve one client over stdin and stdout until it closes its end; then end the process promptly."""
-    abandoned = await serve_wire(host, await PipeWire.claim())
+    """Serve one client over stdin and stdout until it closes its end, or SIGTERM or SIGINT comes;
+    then end the process promptly."""
     loop = asyncio.get_running_loop()
+    wire = await PipeWire.claim()
+    serving = asyncio.current_task()
+
+    def stop(name: str) -> None:
+        # The first signal stops the reading (the task is cancelled where it waits for a line),
+        # the second the waiting for the calls in flight.
+        wire.stopped = name
+        serving.cancel()  # type: ignore[union-attr]
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop, signal.Signals(signum).name)
+    try:
+        abandoned = await serve_wire(host, wire)
+    except asyncio.CancelledError:
+        if not wire.stopped:
+            raise
+        abandoned = []  # the signal came before the first request: nothing runs
+    finally:
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(signum)
     deadline = loop.time() + EXIT_GRACE
     if abandoned:
         await asyncio.wait(abandoned, timeout=EXIT_GRACE)
     # A call's thread stops at its next check for cancellation; one blocked in a read that does
     # not return (a FIFO, a hung mount) must not hold the process once nobody waits for it.
     if any(not task.done() for task in abandoned) or not WORKERS.wait_idle(max(0.0, deadline - loop.time())):
-        log.warning("the client left while calls were still running; exiting without waiting for them")
+        why = f"{wire.stopped}: calls were still running" if wire.stopped else "the client left while calls were still running"
+        log.warning("%s; exiting without waiting for them", why)
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(0)

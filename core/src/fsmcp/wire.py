@@ -69,6 +69,10 @@ class Wire:
     """Whether the input comes from a client that is there (a pipe, a socket, a terminal), whose end
     of the input means it is leaving; not from a file, read to its end and answered in full."""
 
+    stopped: str | None = None
+    """Why no more requests are read though the client is still there (the signal that ends the
+    server), or None."""
+
     async def hung_up(self) -> None:
         """Returns when the client can no longer read the answers (never, unless the wire can tell)."""
         await asyncio.Event().wait()
