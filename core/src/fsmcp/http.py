@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import errno
 import hashlib
 import hmac
 import ipaddress
@@ -10,10 +12,11 @@ import logging
 import os
 import socket
 import stat
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import uvicorn
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
@@ -24,6 +27,8 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 
 from .config import Settings
 from .server import build_server
+from .stdio import STOP_GRACE
+from .wire import TOO_DEEP, too_deep
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send
@@ -40,6 +45,35 @@ HOW_TO_SET_A_TOKEN = (
     "for example: python3 -c 'import secrets; print(secrets.token_urlsafe(32))' > ~/.fsmcp-token && "
     "chmod 600 ~/.fsmcp-token"
 )
+
+
+ENVELOPE_BYTES = 1 << 20
+"""What a request carries besides a file's content, at most, in the body limit."""
+SPARE_DESCRIPTORS = 24
+"""Descriptors kept free of connections for the calls' own work (files, a program's pipes, the
+journal) and for accepting a connection to refuse it."""
+BURST_GAP = 10.0
+"""Seconds without a refusal that end a burst of them (each burst is logged once)."""
+DESCRIPTORS_PER_REQUEST = 2
+"""A request's connection, and what its call opens meanwhile."""
+
+
+def body_limit(settings: Settings) -> int:
+    """The largest request body: the largest file a tool writes (``max_file_bytes``) as JSON text
+    takes up to twice its bytes (escapes, base64's third), and the request around it."""
+    return 2 * settings.max_file_bytes + ENVELOPE_BYTES
+
+
+def request_limit() -> int:
+    """Requests served at once, below the descriptor limit (``ulimit -n``): past it a request is
+    refused with 503 rather than a descriptor failing some call, or the accept loop."""
+    import resource
+
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    if soft == resource.RLIM_INFINITY:
+        soft = 1 << 20
+    in_use = len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else 16
+    return max(1, (soft - in_use - SPARE_DESCRIPTORS) // DESCRIPTORS_PER_REQUEST)
 
 
 class HttpSetupError(Exception):
@@ -117,23 +151,83 @@ class Gate:
        clients that speak both fall back to the handshake on their own.
     """
 
-    def __init__(self, app: ASGIApp, token: str, security: TransportSecuritySettings):
+    def __init__(self, app: ASGIApp, token: str, security: TransportSecuritySettings, *, max_body: int, max_requests: int):
         self.app = app
         self._digest = _digest(token)
         self._security = TransportSecurityMiddleware(security)
+        self.max_body = max_body
+        self.max_requests = max_requests
+        self._serving = 0
+        self._last_refusal = -BURST_GAP
+        """When a request or a connection was last refused: a burst is logged once, at its start."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        if self._serving >= self.max_requests:
+            await self._refuse_busy()(scope, receive, send)
+            return
+        self._serving += 1
+        try:
+            await self._serve(scope, receive, send)
+        finally:
+            self._serving -= 1
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
         refusal = self._refuse_unauthorised(request) or await self._security.validate_request(request)
+        if refusal is None and scope["method"] == "POST":
+            body = await _body(request, self.max_body)
+            refusal = self._refuse_body(body)
+            if refusal is None:
+                receive = _replay(body, receive)  # type: ignore[arg-type]
+                request = Request(scope, receive)
         if refusal is None:
             refusal = await _refuse_modern_era(request)
         if refusal is not None:
             await refusal(scope, receive, send)
             return
         await self.app(scope, receive, send)
+
+    def _burst(self) -> bool:
+        """Whether this refusal starts a burst (none for :data:`BURST_GAP` seconds before)."""
+        now = time.monotonic()
+        starts, self._last_refusal = now - self._last_refusal >= BURST_GAP, now
+        return starts
+
+    def loop_exception(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        """asyncio's accept loop, out of descriptors, logs a traceback for each try (2,048 a
+        second); a burst of them is logged once here, as refused requests are."""
+        exc = context.get("exception")
+        if isinstance(exc, OSError) and exc.errno in (errno.EMFILE, errno.ENFILE) and "accept" in context.get("message", ""):
+            if self._burst():
+                log.warning("cannot accept connections: no descriptor is left (ulimit -n); they wait until one is, or raise the limit")
+            return
+        if isinstance(exc, ValueError) and "_start_serving" in repr(context.get("handle")):
+            return  # a retry of the accept loop scheduled before the server closed
+        loop.default_exception_handler(context)
+
+    def _refuse_busy(self) -> Response:
+        if self._burst():
+            log.warning(
+                "refusing requests with 503: %d are being served, the most this server's descriptor limit (ulimit -n) "
+                "leaves room for; raise the limit to serve more at once", self._serving
+            )
+        message = f"the server is serving its most requests at once ({self.max_requests}); retry shortly"
+        return JSONResponse({"jsonrpc": "2.0", "id": None, "error": {"code": SERVER_BUSY, "message": message}}, status_code=503, headers={"Retry-After": "1"})
+
+    def _refuse_body(self, body: bytes | None) -> Response | None:
+        if body is None:
+            message = (
+                f"the request body is past this server's limit of {self.max_body:,} bytes (a file of max_file_bytes as "
+                "JSON text, and the request around it); write a larger file in parts (write_file, then append_file), "
+                "or raise max_file_bytes in the server's configuration"
+            )
+            return JSONResponse({"jsonrpc": "2.0", "id": None, "error": {"code": INVALID_REQUEST, "message": message}}, status_code=413)
+        if too_deep(body):  # before the SDK's parser, whose recursion it would exhaust
+            return JSONResponse({"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": TOO_DEEP}}, status_code=400)
+        return None
 
     def _refuse_unauthorised(self, request: Request) -> Response | None:
         scheme, _, presented = request.headers.get("authorization", "").partition(" ")
@@ -158,6 +252,38 @@ def _digest(token: str) -> bytes:
     return hashlib.sha256(token.encode("utf-8", "surrogateescape")).digest()
 
 
+PARSE_ERROR, INVALID_REQUEST = -32700, -32600
+SERVER_BUSY = -32000
+"""JSON-RPC's range for a server's own errors: this one, too many requests at once."""
+
+
+async def _body(request: Request, limit: int) -> bytes | None:
+    """The request's body, or None past ``limit`` bytes (read no further)."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        return None
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            return None
+    return bytes(body)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """``receive`` for the app behind the gate: the body already read, then the connection's own."""
+    sent = False
+
+    async def replayed() -> dict[str, object]:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replayed  # type: ignore[return-value]
+
+
 async def _refuse_modern_era(request: Request) -> Response | None:
     requested = request.headers.get("mcp-protocol-version")
     if requested is None or requested in HANDSHAKE_PROTOCOL_VERSIONS:
@@ -176,22 +302,26 @@ async def _refuse_modern_era(request: Request) -> Response | None:
     return JSONResponse({"jsonrpc": "2.0", "id": request_id, "error": error}, status_code=400)
 
 
-def app_for(host: Host, token: str, listener: Listener) -> ASGIApp:
+def app_for(host: Host, token: str, listener: Listener) -> Gate:
     """The ASGI app: the gate in front of the SDK's streamable-HTTP app (one session per client)."""
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True, allowed_hosts=listener.hosts, allowed_origins=listener.origins
     )
     server = build_server(host)
-    return Gate(server.streamable_http_app(streamable_http_path=PATH, transport_security=security), token, security)
+    max_body = body_limit(host.settings)
+    app = server.streamable_http_app(streamable_http_path=PATH, transport_security=security, max_request_body_size=max_body)
+    return Gate(app, token, security, max_body=max_body, max_requests=request_limit())
 
 
 async def serve_http(host: Host, token: str, listener: Listener) -> None:
+    gate = app_for(host, token, listener)
+    asyncio.get_running_loop().set_exception_handler(gate.loop_exception)
     config = uvicorn.Config(
-        app_for(host, token, listener),
+        gate,
         log_config=None,  # our stderr logging; uvicorn's own would send access lines to stdout
         log_level=logging.getLogger().level,
         ws="none",
         lifespan="on",
-        timeout_graceful_shutdown=5,
+        timeout_graceful_shutdown=STOP_GRACE,  # SIGTERM and SIGINT end both transports alike
     )
     await uvicorn.Server(config).serve(sockets=[listener.sock])
