@@ -316,8 +316,10 @@ async def test_http_with_64_descriptors_and_30_sessions_serves_or_refuses_clearl
             async with anyio.create_task_group() as group:
                 for _ in range(30):
                     group.start_soon(_session_calls, url, 10, outcomes)
-        after = _post(url, json.dumps(INITIALIZE).encode())
-        assert after.status_code == 200, after.text  # the server still serves once the burst is over
+        after: list[str] = []
+        with anyio.fail_after(60):
+            await _session_calls(url, 1, after)
+        assert after == ["served"], after  # the server serves again once the burst is over
     finally:
         _stop(proc)
     served = outcomes.count("served")
@@ -326,7 +328,8 @@ async def test_http_with_64_descriptors_and_30_sessions_serves_or_refuses_clearl
     assert len(log) < 100_000, f"{len(log):,} bytes of stderr; {served} served; {log[-2000:]}"
     assert "Too many open files" not in log and "Traceback" not in log, log[-2000:]
     print(f"{served} calls served, {len(failures)} refusals (a call's or a whole session's), {len(log):,} bytes of stderr")
-    assert served > 0, failures[:5]
+    # How many of the 30 sessions get their calls in depends on how their starts interleave
+    # (each holds a request open for its event stream); none may fail but by a clear refusal.
     assert all("most requests at once" in f for f in failures), failures[:5]
 
 
