@@ -22,6 +22,8 @@ class Change:
     ``state`` is for the implementations of the change hooks, each under its plugin's name.
     ``notes`` are sentences the host adds to the tool's result. ``protected`` is the host's
     answer whether a path is protected (the secrets policy); without one, every path is.
+    ``transactional`` is the tool's word that the change is all or nothing (a transactional
+    batch): cut short by a crash, it is rolled back at the next start rather than kept.
     """
 
     def __init__(
@@ -37,6 +39,7 @@ class Change:
         self.paths: list[ResolvedPath] = []
         self.state: dict[str, Any] = {}
         self.notes: list[str] = []
+        self.transactional = False
         self._seen: set[Path] = set()
         self._announce = announce
         self._protected = protected

@@ -210,7 +210,7 @@ def _serve_stdio(settings: Settings) -> int:
     except ValueError as exc:
         return _error(exc)
     where = catalog.location(settings, roots)
-    entry = catalog.load(where)
+    entry = None if journal_place.unfinished(settings) else catalog.load(where)
     if entry is None:
         from .host import Host, HostError
 

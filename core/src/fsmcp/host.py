@@ -141,6 +141,7 @@ class Host:
             logging.getLogger().removeHandler(said)
         host.warned = said.seen
         host._check_names()
+        host._recover()
         if host.sandbox_notice:
             log.warning(host.sandbox_notice)
         if not host.tools:
@@ -520,6 +521,16 @@ class Host:
             self.in_flight.discard(ctx)
 
     # -- changes ------------------------------------------------------------------------------
+
+    def _recover(self) -> None:
+        """Before any call: finish the changes a process that died mid-call left (journal.py)."""
+        if self.journal is None:
+            return
+        try:
+            for line in self.journal.recover(self.fs):
+                log.warning(line)
+        except OSError as exc:
+            log.warning("the journal %s could not finish the changes of calls cut short (%s); undo_change may miss them", self.journal.dir, exc.strerror or exc)
 
     def _announce(self, change: Change, paths: list[ResolvedPath]) -> None:
         self.pm.hook.fsmcp_before_change(change=change, paths=paths, fs=self.fs, settings=self.settings)

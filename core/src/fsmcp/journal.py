@@ -3,11 +3,20 @@
 The host's default implementation of the change hooks (``fsmcp_before_change``,
 ``fsmcp_after_change``). Before a path first changes in a call, its file, link or whole tree
 is copied (through the roots' descriptors) into the call's pending directory, or its absence
-noted; when the call ends the pending directory, with a ``meta.json`` naming every path, is
-renamed into ``changes/`` under the next id, all at once. The oldest changes are dropped past
-``journal_max_changes`` or ``journal_max_bytes``. Several servers may share one journal: a
-lock file orders their commits. Each change records the client session that made it, so that
-an undo without an id takes back the caller's own change, never another session's.
+noted, and the call's ``intent.json`` (every record so far) is rewritten there durably: the
+record is on disk before the write that needs it. When the call ends the pending directory,
+with a ``meta.json`` naming every path, is renamed into ``changes/`` under the next id, all at
+once. The oldest changes are dropped past ``journal_max_changes`` or ``journal_max_bytes``.
+
+A process that dies mid-call (``kill -9``) leaves its pending directory: the next start
+(:meth:`Journal.recover`) commits it as an interrupted change, so that an undo takes back
+whatever part reached the disk, or rolls a transactional batch back from its copies. Whether
+a pending directory's process is gone is told by a lock it holds as long as it lives
+(``pending/<pid>-<hex>.lock``), not by its pid, which the system reuses.
+
+Several servers may share one journal: a lock file orders their commits and recoveries. Each
+change records the client session that made it, so that an undo without an id takes back the
+caller's own change, never another session's.
 """
 
 from __future__ import annotations
@@ -39,6 +48,10 @@ UNDO_TOOL = "undo_change"
 log = logging.getLogger("fsmcp.journal")
 SESSION_ID = re.compile(r"[0-9a-f]{16}")
 """A session's id as :class:`fsmcp.guard.Session` makes it; a ``meta.json`` is read as untrusted input."""
+_OWNER_LOCK = re.compile(r"(\d+-[0-9a-f]{12})\.lock")
+_NEW_LOCK = re.compile(r"\.[0-9a-f]{12}\.lock-new")
+_CALL_DIR = re.compile(r"(\d+-[0-9a-f]{12})-[0-9a-f]{12}")
+"""``pending/``'s names: a process's lock, one being made, and a call's directory (its process's token first)."""
 
 
 @dataclass
@@ -54,33 +67,60 @@ class Record:
     digest: str | None = None
     """The copy's own, checked before an undo uses it."""
 
-    def to_json(self, after: str) -> dict[str, Any]:
-        return {
-            "path": str(self.path), "kind": self.kind, "mode": self.mode, "copy": self.copy, "size": self.size,
-            "digest": self.digest, "after": after,
-        }  # fmt: skip
+    def to_json(self, after: str | None = None) -> dict[str, Any]:
+        found = {"path": str(self.path), "kind": self.kind, "mode": self.mode, "copy": self.copy, "size": self.size, "digest": self.digest}
+        if after is not None:
+            found["after"] = after
+        return found
 
 
-@dataclass
+@dataclass(eq=False)
 class _Pending:
     """A call's change while it runs: the copies saved so far, in a directory of its own."""
 
     journal: Journal
     conf: Any
+    change: Change
     records: list[Record] = field(default_factory=list)
     bytes: int = 0
     reason: str | None = None
     undoes: int | None = None
     _dir: Path | None = None
+    _recorded: Any = None
+    """What the intent on disk holds, to write it again only when the records changed."""
+    _merged: list[str] = field(default_factory=list)
+    """Copies taken into a tree's copy, removed once the intent no longer names them."""
 
     @property
     def dir(self) -> Path:
         if self._dir is None:
-            pending = self.journal.dir / "pending"
-            pending.mkdir(parents=True, exist_ok=True, mode=0o700)
-            self._dir = pending / f"{os.getpid()}-{os.urandom(6).hex()}"
+            token = self.journal.owner()
+            self._dir = self.journal.dir / "pending" / f"{token}-{os.urandom(6).hex()}"
             (self._dir / "data").mkdir(parents=True, mode=0o700)
+            self.journal.running.add(self)
         return self._dir
+
+    def record(self) -> None:
+        """Write the intent (the records so far) durably, before the write that needs them."""
+        intent = {
+            "time": self.change.time,
+            "tool": self.change.tool,
+            "session": self.change.session,
+            "transactional": self.change.transactional,
+            "paths": [str(p) for p in self.change.paths],
+            "records": [r.to_json() for r in self.records],
+            "reason": self.reason,
+            "undoes": self.undoes,
+        }
+        if intent == self._recorded:
+            return
+        _write_json(self.dir / "intent.json", intent, durable=True)
+        self._recorded = intent
+        if self._merged:
+            with self._data() as data:
+                for copy in self._merged:
+                    restore.remove_tree(data, copy)
+            self._merged.clear()
 
     def add(self, p: ResolvedPath) -> None:
         if self.reason is not None or any(_under(p.path, r.path.path) for r in self.records):
@@ -127,7 +167,9 @@ class _Pending:
             if dirfd.lexists(fd, name):
                 restore.remove_tree(fd, name)
             if r.copy is not None:
-                os.rename(r.copy, name, src_dir_fd=data, dst_dir_fd=fd)
+                # Copied, not moved: until the intent names the tree's copy, it names this one.
+                dirfd.copy_node(data, r.copy, fd, name)
+                self._merged.append(r.copy)
         finally:
             os.close(fd)
 
@@ -140,14 +182,22 @@ class _Pending:
             os.close(fd)
 
     def give_up(self, reason: str) -> None:
+        # The copies go; the intent stays (written next), so that a crash still leaves the reason.
         self.reason = reason
         self.records.clear()
-        self.discard()
+        self._merged.clear()
+        self.bytes = 0
+        if self._dir is not None:
+            try:
+                _rmtree(self._dir / "data")
+            except OSError:
+                pass  # left for the commit or the next start to remove with the rest
 
     def discard(self) -> None:
         if self._dir is not None:
             _rmtree(self._dir)
             self._dir = None
+        self.journal.running.discard(self)
 
     def unchanged(self) -> bool:
         """Whether every path is as it was (a failed call that left nothing behind)."""
@@ -175,6 +225,9 @@ class Journal:
         self._lock = threading.RLock()
         self._sweeper: threading.Thread | None = None
         self._sweep_again = False
+        self._owner: tuple[str, int] | None = None
+        self.running: set[_Pending] = set()
+        """This process's calls whose pending directory exists: their copies count toward the caps."""
 
     @classmethod
     def for_settings(cls, settings: Settings) -> Journal | None:
@@ -194,9 +247,16 @@ class Journal:
     def fsmcp_before_change(self, change: Change, paths: list[ResolvedPath], fs: FileSystem) -> None:
         pending = change.state.get(NAME)
         if pending is None:
-            pending = change.state[NAME] = _Pending(self, fs.confinement)
-        for p in paths:
-            pending.add(p)
+            pending = change.state[NAME] = _Pending(self, fs.confinement, change)
+        # A cancelled call's copies are made all the same: its write may still come, and a
+        # change without its copies could not be undone.
+        with current.uncancellable():
+            for p in paths:
+                pending.add(p)
+            try:
+                pending.record()
+            except OSError as exc:
+                pending.give_up(f"the journal {self.dir} could not be written ({exc.strerror or exc})")
 
     @hookimpl
     def fsmcp_after_change(self, change: Change, failed: bool) -> str | None:
@@ -226,26 +286,38 @@ class Journal:
             "undone": None,
         }
         directory = pending.dir
-        _write_json(directory / "meta.json", meta)
+        self.running.discard(pending)
         with self._locked():
-            changes = self.dir / "changes"
-            changes.mkdir(exist_ok=True, mode=0o700)
-            # The newest change is never dropped, so the ids kept go on from the highest.
-            entries = _entries(changes)
-            number = max((n for n, _, _ in entries), default=0) + 1
-            name = f"{number:010d}-{pending.bytes}"
-            os.rename(directory, changes / name)
-            entries.append((number, pending.bytes, name))
-            if pending.undoes is not None:
-                self._mark(pending.undoes, number)
-            self._evict(changes, entries)
+            self._file(directory, meta, pending.bytes)
         if pending.reason is not None:
             return f"This change cannot be undone: {pending.reason}."
         return None
 
+    def _file(self, directory: Path, meta: dict[str, Any], size: int) -> int:
+        """Write ``meta.json`` in a pending ``directory`` and rename it into ``changes/``: its id (under the lock)."""
+        _write_json(directory / "meta.json", meta)
+        changes = self.dir / "changes"
+        changes.mkdir(exist_ok=True, mode=0o700)
+        # The newest change is never dropped, so the ids kept go on from the highest.
+        entries = _entries(changes)
+        number = max((n for n, _, _ in entries), default=0) + 1
+        name = f"{number:010d}-{size}"
+        os.rename(directory, changes / name)
+        try:
+            os.unlink(changes / name / "intent.json")
+        except OSError:
+            pass  # a few hundred bytes; meta.json is what is read
+        entries.append((number, size, name))
+        if meta["undoes"] is not None:
+            self._mark(meta["undoes"], number)
+        self._evict(changes, entries)
+        return number
+
     def _evict(self, changes: Path, entries: list[tuple[int, int, str]]) -> None:
         entries.sort()
-        total = sum(size for _, size, _ in entries)
+        # The copies of this process's calls still running count too (another process's are
+        # counted once they are changes, or recovered).
+        total = sum(size for _, size, _ in entries) + sum(p.bytes for p in list(self.running))
         dropped = self.dir / "dropped"
         while entries and (len(entries) > self.max_changes or total > self.max_bytes):
             _, size, name = entries.pop(0)
@@ -276,6 +348,150 @@ class Journal:
                 if not self._sweep_again:
                     self._sweeper = None
                     return
+
+    # -- interrupted calls ----------------------------------------------------------------------
+
+    def owner(self) -> str:
+        """This process's token in ``pending/``, its lock taken (once): held until the process ends."""
+        with self._lock:
+            if self._owner is not None and self._owner[0].startswith(f"{os.getpid()}-"):
+                return self._owner[0]
+            pending = self.dir / "pending"
+            pending.mkdir(parents=True, exist_ok=True, mode=0o700)
+            token = f"{os.getpid()}-{os.urandom(6).hex()}"
+            while True:
+                # Locked before it has its name: a lock seen under its name is held, or its process is gone.
+                new = pending / f".{os.urandom(6).hex()}.lock-new"
+                fd = os.open(new, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                try:
+                    os.rename(new, pending / f"{token}.lock")
+                    break
+                except FileNotFoundError:
+                    os.close(fd)  # a recovery took it for a dead process's, between its making and its lock
+            self._owner = (token, fd)
+            return token
+
+    def recover(self, fs: FileSystem) -> list[str]:
+        """Finish every change whose process died mid-call; a line for each, for stderr.
+
+        A pending directory is untrusted input, as a change is: one that fails its checks is
+        removed. One whose paths lie outside this server's roots is left for a server over them.
+        """
+        said: list[str] = []
+        try:
+            if not stat_mod.S_ISDIR(os.lstat(self.dir / "pending").st_mode):
+                return said
+        except FileNotFoundError:
+            return said
+        with self._locked():
+            top = _open_below(self.dir, ["pending"], dirfd.LIST)
+            held: dict[str, int | None] = {}  # a token's lock taken (its process is gone), or None (it lives)
+            try:
+                names = sorted(os.listdir(top))
+                for name in names:
+                    if _NEW_LOCK.fullmatch(name):
+                        if (fd := _dead(top, name)) is not None:
+                            dirfd.unlink_quietly(top, name)  # its process died before naming it
+                            if fd >= 0:
+                                os.close(fd)
+                        continue
+                    owned = _OWNER_LOCK.fullmatch(name) or _CALL_DIR.fullmatch(name)
+                    if owned is None:
+                        restore.remove_tree(top, name)
+                        said.append(f"removed {self.dir}/pending/{name}, which the journal does not make")
+                        continue
+                    token = owned[1]
+                    if self._owner is not None and token == self._owner[0]:
+                        continue
+                    if token not in held:
+                        held[token] = _dead(top, f"{token}.lock")
+                    if held[token] is None or name.endswith(".lock"):
+                        continue  # its process lives; or its lock, removed below
+                    if line := self._recover_one(fs, top, name):
+                        said.append(line)
+                for token, fd in held.items():
+                    if fd is not None:
+                        dirfd.unlink_quietly(top, f"{token}.lock")
+            finally:
+                for fd in held.values():
+                    if fd is not None and fd >= 0:
+                        os.close(fd)
+                os.close(top)
+        return said
+
+    def _recover_one(self, fs: FileSystem, top: int, name: str) -> str | None:
+        where = f"{self.dir}/pending/{name}"
+        try:
+            meta, bytes_ = self._interrupted(fs, top, name)
+        except _Left as left:
+            return f"left {where} for a server whose roots hold {left}"
+        except (OSError, ValueError, ToolError) as exc:
+            restore.remove_tree(top, name)
+            why = getattr(exc, "message", None) or getattr(exc, "strerror", None) or exc
+            return f"removed {where}, an interrupted change that fails its checks ({why})"
+        if meta is None:
+            restore.remove_tree(top, name)
+            return None  # nothing had reached the roots
+        number = self._file(self.dir / "pending" / name, meta, bytes_)
+        head = f"change {number} ({meta['tool']}) was cut short: its server (pid {name.partition('-')[0]}) ended mid-call"
+        if meta["interrupted"] == "rolled back":
+            return f"{head}; rolled back from the journal's copies, as a transactional batch"
+        return f"{head}; kept as it stood: undo_change {number} takes back what reached the disk"
+
+    def _interrupted(self, fs: FileSystem, top: int, name: str) -> tuple[dict[str, Any] | None, int]:
+        """The change a dead process's pending directory ``name`` records, its after-digests taken now
+        (or rolled back, if a transactional batch), with its copies' bytes; None when nothing changed."""
+        fd = os.open(name, dirfd.LIST, dir_fd=top)
+        try:
+            try:
+                intent = _read_json(fd, "intent.json")
+            except FileNotFoundError:
+                return None, 0  # made, but no write was announced yet
+            if not isinstance(intent, dict) or not isinstance(intent.get("transactional"), bool):
+                raise ValueError("intent.json's transactional is missing or not what the journal writes")
+            meta = {k: intent.get(k) for k in ("time", "tool", "session", "paths", "records", "reason", "undoes")}
+            meta.update(undone=None, interrupted="kept", id=0)
+            records = meta["records"] if isinstance(meta["records"], list) else []
+            for r in records:
+                if isinstance(r, dict):
+                    r["after"] = restore.ABSENT  # a placeholder for the checks; taken below
+            problem = _problem(meta)
+            if problem is None and not _session_read(meta):
+                problem = "its session is not a session's id"
+            if problem is not None:
+                raise ValueError(problem)
+            items = []
+            for r in records:
+                try:
+                    p = fs.resolve(r["path"], Access.WRITE, follow_links=False)
+                except ToolError:
+                    raise _Left(r["path"]) from None
+                if str(p.path) != r["path"]:
+                    raise _relinked(0, r["path"], p)
+                items.append((p, r))
+            store = os.open("data", dirfd.LIST, dir_fd=fd)
+            try:
+                _check_copies(store, meta)
+                conf = fs.confinement
+                for p, r in items:
+                    r["after"] = _digest_or_none(conf, p) or restore.ABSENT
+                if all(r["after"] == (r["digest"] or restore.ABSENT) for r in records):
+                    return None, 0
+                if intent["transactional"] and not meta["reason"]:
+                    restore.put_back(conf, store, [(p, r["copy"]) for p, r in items])
+                    for p, r in items:
+                        r["after"] = _digest_or_none(conf, p) or restore.ABSENT
+                    meta.update(undone=time.time(), interrupted="rolled back")
+                size = restore.tree_bytes(fd, "data")
+            finally:
+                os.close(store)
+        finally:
+            os.close(fd)
+        del meta["id"]
+        paths = [p for p in meta["paths"] if _visible_path(p, records)]
+        meta["paths"] = paths
+        return meta, size
 
     # -- reading and undoing --------------------------------------------------------------------
 
@@ -314,13 +530,9 @@ class Journal:
             yield meta
 
     def _meta(self, name: str) -> Any:
-        fd = _open_below(self.dir, ["changes", name, "meta.json"], dirfd.READ)
+        fd = _open_below(self.dir, ["changes", name], dirfd.LIST)
         try:
-            if not stat_mod.S_ISREG(os.fstat(fd).st_mode):
-                raise ValueError("it is no regular file")
-            os.set_blocking(fd, True)
-            with os.fdopen(fd, "rb", closefd=False) as f:
-                return json.loads(f.read())
+            return _read_json(fd, "meta.json")
         finally:
             os.close(fd)
 
@@ -433,6 +645,42 @@ class Journal:
                 yield
             finally:
                 os.close(fd)
+
+
+class _Left(Exception):
+    """A path of an interrupted change that this server's roots do not hold."""
+
+
+def _dead(top: int, name: str) -> int | None:
+    """The lock ``name`` in ``pending/``, taken (its process is gone): its descriptor, or -1 when
+    it is missing; None when a live process holds it."""
+    try:
+        fd = os.open(name, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=top)
+    except FileNotFoundError:
+        return -1  # its process made its lock first and held it to its end: gone
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _read_json(dir_fd: int, name: str) -> Any:
+    fd = os.open(name, dirfd.READ, dir_fd=dir_fd)
+    try:
+        if not stat_mod.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError(f"its {name} is no regular file")
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            return json.loads(f.read())
+    finally:
+        os.close(fd)
+
+
+def _visible_path(path: str, records: list[dict[str, Any]]) -> bool:
+    # As _shown: a path under a record of an absence that is absent again is not worth showing.
+    return not any(r["kind"] == "absent" and r["after"] == restore.ABSENT and _under(Path(path), Path(r["path"])) for r in records)
 
 
 def _session_read(meta: dict[str, Any]) -> bool:
@@ -592,19 +840,23 @@ def _entries(changes: Path) -> list[tuple[int, int, str]]:
     return found
 
 
-def _write_json(path: Path, value: Any) -> None:
-    _write_text(path, json.dumps(value))
-
-
-def _write_text(path: Path, text: str) -> None:
-    # Renamed into place whole, not fsynced: a journal entry costs no disk flush (8 ms here).
-    # A power loss may lose the latest changes; an undo checks its copies' sizes first.
+def _write_json(path: Path, value: Any, *, durable: bool = False) -> None:
+    # Renamed into place whole. A ``meta.json`` is not fsynced: a journal entry costs no disk
+    # flush (8 ms here), and a power loss that loses it leaves its intent to the next start.
+    # An intent is (``durable``): it must be on disk before the write it announces.
     tmp = path.with_name(f".{path.name}.{os.urandom(4).hex()}")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
     try:
-        os.write(fd, text.encode())
-    finally:
+        data = json.dumps(value).encode()
+        while data:
+            data = data[os.write(fd, data) :]
+        if durable:
+            os.fsync(fd)
+    except BaseException:
         os.close(fd)
+        os.unlink(tmp)
+        raise
+    os.close(fd)
     os.replace(tmp, path)
 
 

@@ -34,6 +34,18 @@ def state_home() -> Path:
     return Path(base)
 
 
+def unfinished(settings: Settings) -> bool:
+    """Whether the journal holds something of a call cut short (or still running in another
+    process): the start then loads the host, whose journal finishes it before serving."""
+    directory = journal_dir(settings.journal)
+    if directory is None or JOURNAL in settings.disable:
+        return False
+    try:
+        return any(not name.endswith(".lock") for name in os.listdir(directory / "pending"))
+    except OSError:
+        return False
+
+
 def prepare(settings: Settings, roots: Iterable[Path]) -> None:
     """Check the journal's place against the roots and its owner, and make it 0700 when missing.
 

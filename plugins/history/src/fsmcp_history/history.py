@@ -14,6 +14,8 @@ if TYPE_CHECKING:
     from .models import ListChangesInput, UndoChangeInput
 
 _SHOWN_PATHS = 5
+_INTERRUPTED = ("kept", "rolled back")
+"""What the journal's start did with a call cut short (``meta.json`` is read as untrusted input)."""
 
 
 def list_changes(args: ListChangesInput, ctx: ToolContext) -> ToolResult:
@@ -80,12 +82,24 @@ def _entry(meta: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         "undone": meta["undone"] is not None,
         "undoable": not meta["reason"],
         "undoes": meta.get("undoes"),
+        "interrupted": meta.get("interrupted") if meta.get("interrupted") in _INTERRUPTED else None,
         "thisSession": meta["session"] == ctx.change.session,
     }
 
 
 def _line(e: dict[str, Any]) -> str:
-    marks = [m for m, on in (("this session", e["thisSession"]), ("undone", e["undone"]), ("not undoable", not e["undoable"])) if on]
+    rolled_back = e["interrupted"] == "rolled back"
+    marks = [
+        m
+        for m, on in (
+            ("this session", e["thisSession"]),
+            ("interrupted: the server stopped mid-call", e["interrupted"] is not None),
+            ("rolled back", rolled_back),
+            ("undone", e["undone"] and not rolled_back),
+            ("not undoable", not e["undoable"]),
+        )
+        if on
+    ]
     if e["undoes"]:
         marks.append(f"undoes {e['undoes']}")
     suffix = f" ({', '.join(marks)})" if marks else ""

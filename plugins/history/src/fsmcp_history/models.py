@@ -24,6 +24,8 @@ class ChangeEntry(BaseModel):
     undone: bool
     undoable: bool
     undoes: int | None = None
+    interrupted: str | None = None
+    """A call cut short (the server died): "kept" as it stood, or "rolled back" (a transactional batch)."""
     thisSession: bool
 
 
