@@ -45,6 +45,24 @@ class Change:
         self._protected = protected
         # Parallel inner calls of one batch share the change: its hooks see one path at a time.
         self._lock = threading.RLock()
+        self._steps = 0
+        self._stepped = threading.Condition(self._lock)
+
+    def join(self) -> None:
+        """A call that adds to this change (a batch's step) starts; :meth:`leave` when it has returned."""
+        with self._lock:
+            self._steps += 1
+
+    def leave(self) -> None:
+        with self._lock:
+            self._steps -= 1
+            self._stepped.notify_all()
+
+    def settle(self) -> None:
+        """Wait until no step runs: a cancelled batch's abandoned step stops at its next check
+        for cancellation, and what it changed until then belongs to this change."""
+        with self._lock:
+            self._stepped.wait_for(lambda: self._steps == 0)
 
     def before(self, paths: Iterable[ResolvedPath], *, tree: bool = True) -> None:
         """Announce paths about to change; each reaches ``fsmcp_before_change`` once per call.

@@ -399,9 +399,9 @@ class Host:
                             await WORKERS.run(self._expect, args)
                         out = await function(args, ctx)
                 except BaseException:
-                    if own and ctx.change.paths:
+                    if own:
                         with anyio.CancelScope(shield=True):
-                            await WORKERS.run(self._finish, ctx.change, True)
+                            await WORKERS.run(self._finish_failed, ctx.change)
                     raise
                 finally:
                     ORDER.ended(ctx)
@@ -415,9 +415,9 @@ class Host:
                 try:
                     out = self._on_loop(function, args, ctx, own)
                 except OffLoop:
-                    out = await WORKERS.run(self._work, function, args, ctx, own)
+                    out = await self._in_worker(function, args, ctx, own)
             else:
-                out = await WORKERS.run(self._work, function, args, ctx, own)
+                out = await self._in_worker(function, args, ctx, own)
         except anyio.get_cancelled_exc_class():
             ctx.cancel()  # the abandoned worker thread sees it at its next check
             raise
@@ -496,7 +496,14 @@ class Host:
         finally:
             ctx.on_loop, ctx.loop_bytes = False, 0
 
-    def _work(self, function: Callable[..., Any], args: Any, ctx: ToolContext, own: bool) -> Any:
+    async def _in_worker(self, function: Callable[..., Any], args: Any, ctx: ToolContext, own: bool) -> Any:
+        if not own:
+            # A step of another call (a batch's): that call's change is finished only once this
+            # step has returned, even abandoned by a cancellation (_work leaves at its end).
+            ctx.change.join()
+        return await WORKERS.run(self._work, function, args, ctx, own, not own)
+
+    def _work(self, function: Callable[..., Any], args: Any, ctx: ToolContext, own: bool, joined: bool = False) -> Any:
         # Runs in a worker thread; an abandoned (cancelled) call stays in flight until it returns,
         # and its change is finished then.
         self.in_flight.add(ctx)
@@ -519,6 +526,8 @@ class Host:
                 ORDER.changed(ctx.change)  # waited its turn (a snapshot), announced nothing: no _finish
             ctx.done(token)
             self.in_flight.discard(ctx)
+            if joined:
+                ctx.change.leave()
 
     # -- changes ------------------------------------------------------------------------------
 
@@ -534,6 +543,12 @@ class Host:
 
     def _announce(self, change: Change, paths: list[ResolvedPath]) -> None:
         self.pm.hook.fsmcp_before_change(change=change, paths=paths, fs=self.fs, settings=self.settings)
+
+    def _finish_failed(self, change: Change) -> None:
+        """A failed or cancelled call's change, once the steps it abandoned have returned: they may announce more."""
+        change.settle()
+        if change.paths:
+            self._finish(change, True)
 
     def _finish(self, change: Change, failed: bool) -> list[str]:
         try:
