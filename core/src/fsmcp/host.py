@@ -585,5 +585,12 @@ def _noted(out: Any, notes: list[str]) -> Any:
         return out
     result = ToolResult.text(out) if isinstance(out, str) else out
     if isinstance(result, ToolResult):
-        result.parts.append(Text(" ".join(notes)))
+        # Part of the result's text, not a block of its own: a client may join blocks with nothing between.
+        note = " ".join(notes)
+        last = result.parts[-1] if result.parts else None
+        if isinstance(last, Text) and (text := last.text.rstrip()):
+            between = "\n" if "\n" in text else " " if text.endswith(".") else ". "
+            result.parts[-1] = Text(text + between + note)
+        else:
+            result.parts.append(Text(note))
     return result

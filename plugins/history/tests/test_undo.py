@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -149,6 +150,16 @@ async def test_a_change_too_large_to_keep_is_done_and_says_it_cannot_be_undone(s
         assert not (root / "sub").exists()
         text = await s.fail("undo_change", "INVALID_PARAMS")
         assert "cannot be undone" in text
+
+
+@pytest.mark.anyio
+async def test_the_note_that_a_change_cannot_be_undone_is_a_sentence_of_the_result(server, root: Path):
+    # A client that joins the result's text blocks without a separator read "...done.This change".
+    async with server(journal_max_bytes=100) as s:
+        result = await s.client.call_tool("delete_file", {"path": "sub", "recursive": True})
+        texts = [block.text for block in result.content]
+        assert len(texts) == 1, texts
+        assert re.search(r"\w\. This change cannot be undone: ", texts[0]), texts
 
 
 @pytest.mark.anyio
