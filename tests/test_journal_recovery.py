@@ -1,0 +1,160 @@
+"""What a start does with the pending directories of calls cut short: finishes those whose
+process is gone (told by a lock, not a pid), once, even with two starts at once; removes those
+that fail their checks, saying so.
+
+Each pending directory here is a real one: a process writing 10 files through the host is
+killed (SIGKILL, by a change hook that runs after the journal's) as it is about to write the
+fifth. The lock of a live process is held by ``flock(1)``, a process of the test's own.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from fsmcp.testing import host_for
+
+FILES = 10
+KILLER = """
+import asyncio, os, signal, sys, types
+from fsmcp import hookimpl
+from fsmcp.testing import host_for
+
+root, journal = sys.argv[1], sys.argv[2]
+killer = types.ModuleType("killer")
+
+@hookimpl(trylast=True)  # after the journal has recorded the path: the write is next
+def fsmcp_before_change(change, paths):
+    if any(p.path.name == "f04.txt" for p in paths):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+killer.fsmcp_before_change = fsmcp_before_change
+host = host_for([root], [("killer", killer)], entry_points=True, journal=journal)
+files = [{"path": f"f{i:02}.txt", "content": f"new {i}\\n"} for i in range(10)]
+asyncio.run(host.call("write_files", {"files": files}))
+"""
+
+
+@pytest.fixture
+def killed(tmp_path: Path) -> tuple[Path, Path]:
+    """A root whose 10-file write was cut short after 4 files, and its journal with the pending directory."""
+    root, journal = tmp_path / "root", tmp_path / "journal"
+    root.mkdir()
+    for i in range(FILES):
+        (root / f"f{i:02}.txt").write_text(f"old {i}\n" * 100)
+    done = subprocess.run([sys.executable, "-c", KILLER, str(root), str(journal)], capture_output=True, timeout=120)
+    assert done.returncode == -9, done.stderr.decode()
+    assert [(root / f"f{i:02}.txt").read_text().startswith("new") for i in range(FILES)] == [True] * 4 + [False] * 6
+    return root, journal
+
+
+def calls(journal: Path) -> list[Path]:
+    return [p for p in (journal / "pending").iterdir() if not p.name.endswith(".lock")]
+
+
+def start(root: Path, journal: Path, caplog: pytest.LogCaptureFixture, **settings) -> tuple[object, list[str]]:
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="fsmcp"):
+        host = host_for([root], entry_points=True, journal=str(journal), **settings)
+    return host, [r.getMessage() for r in caplog.records]
+
+
+def olds(root: Path) -> bool:
+    return all((root / f"f{i:02}.txt").read_text() == f"old {i}\n" * 100 for i in range(FILES))
+
+
+@pytest.mark.anyio
+async def test_a_live_process_keeps_its_pending_directory_and_a_dead_one_is_recovered(killed, caplog):
+    root, journal = killed
+    [pending] = calls(journal)
+    token = pending.name.rsplit("-", 1)[0]
+    # A live process holds the dead one's lock: its directory is left alone.
+    holder = subprocess.Popen(["flock", str(journal / "pending" / f"{token}.lock"), "sleep", "600"], start_new_session=True)
+    try:
+        for _ in range(1000):  # until flock(1) holds it; bounded by count
+            probe = subprocess.run(["flock", "-n", str(journal / "pending" / f"{token}.lock"), "true"])
+            if probe.returncode != 0:
+                break
+            threading.Event().wait(0.01)
+        host, said = start(root, journal, caplog)
+        assert calls(journal) == [pending] and not said
+        assert "No changes" in (await host.call("list_changes", {}))["content"][0]["text"]
+    finally:
+        os.killpg(holder.pid, signal.SIGKILL)  # flock(1) and its sleep, which holds the lock too
+        holder.wait()
+    host, said = start(root, journal, caplog)
+    assert len(said) == 1 and "was cut short" in said[0] and "undo_change 1" in said[0], said
+    assert os.listdir(journal / "pending") == []
+    listed = (await host.call("list_changes", {}))["content"][0]["text"]
+    assert "interrupted" in listed and "f00.txt" in listed and "f09.txt" not in listed, listed
+    assert not (await host.call("undo_change", {"id": 1}))["isError"]
+    assert olds(root)
+
+
+@pytest.mark.anyio
+async def test_a_pid_alone_does_not_keep_a_pending_directory(killed, caplog):
+    root, journal = killed
+    [pending] = calls(journal)
+    # The dead process's pid given to a live one (this test's): the directory is recovered all the same.
+    token = pending.name.rsplit("-", 1)[0]
+    mine = f"{os.getpid()}-{token.split('-')[1]}"
+    os.rename(journal / "pending" / f"{token}.lock", journal / "pending" / f"{mine}.lock")
+    os.rename(pending, journal / "pending" / f"{mine}-{pending.name.rsplit('-', 1)[1]}")
+    host, said = start(root, journal, caplog)
+    assert len(said) == 1 and "was cut short" in said[0], said
+    assert os.listdir(journal / "pending") == []
+
+
+def test_two_starts_at_once_recover_it_once(killed, caplog):
+    root, journal = killed
+    hosts: list[object] = []
+    threads = [threading.Thread(target=lambda: hosts.append(host_for([root], entry_points=True, journal=str(journal)))) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert len(hosts) == 2
+    assert len(os.listdir(journal / "changes")) == 1
+    assert os.listdir(journal / "pending") == []
+
+
+@pytest.mark.parametrize(
+    "tamper, why",
+    [
+        (lambda intent, data: intent["records"][0].update(copy="../../../outside"), "saved copy is not a name"),
+        (lambda intent, data: intent.update(session="someone"), "session"),
+        (lambda intent, data: intent.update(transactional="yes"), "transactional"),
+        (lambda intent, data: [(data / n).write_text("other bytes") for n in os.listdir(data)], "not the one recorded"),
+    ],
+)
+def test_a_pending_directory_that_fails_its_checks_is_removed_and_said(killed, caplog, tamper, why):
+    root, journal = killed
+    [pending] = calls(journal)
+    intent = json.loads((pending / "intent.json").read_text())
+    tamper(intent, pending / "data")
+    (pending / "intent.json").write_text(json.dumps(intent))
+    (journal / "pending" / "planted").mkdir()
+    host, said = start(root, journal, caplog)
+    assert any("planted, which the journal does not make" in line for line in said), said
+    assert any("fails its checks" in line and why in line for line in said), said
+    assert os.listdir(journal / "pending") == []
+    assert not (journal / "changes").exists() or os.listdir(journal / "changes") == []
+    assert olds(root) is False  # nothing was put back from a copy that failed its checks
+
+
+def test_a_pending_directory_without_intent_is_removed(tmp_path: Path, caplog):
+    root, journal = tmp_path / "root", tmp_path / "journal"
+    root.mkdir()
+    journal.mkdir(mode=0o700)
+    (journal / "pending" / "1-0123456789ab-0123456789ab" / "data").mkdir(parents=True)
+    host, said = start(root, journal, caplog)
+    assert os.listdir(journal / "pending") == [] and not said
+
