@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -158,3 +159,44 @@ def test_a_pending_directory_without_intent_is_removed(tmp_path: Path, caplog):
     host, said = start(root, journal, caplog)
     assert os.listdir(journal / "pending") == [] and not said
 
+
+
+def test_a_stdio_start_recovers_before_it_serves_and_says_so(killed, tmp_path: Path):
+    root, journal = killed
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    serve = [sys.executable, "-m", "fsmcp", "serve", "--journal", str(journal), str(root)]
+    hello = json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}) + "\n"  # fmt: skip
+    # A start of the same configuration fills the tool-list cache, from which a start answers
+    # without loading the host (no tool call here either).
+    warm = [sys.executable, "-m", "fsmcp", "serve", "--journal", str(journal), str(root)]
+    pending = calls(journal)
+    moved = tmp_path / "aside"
+    os.rename(journal / "pending", moved)
+    done = subprocess.run(warm, input=hello.encode(), capture_output=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr.decode()
+    shutil.rmtree(journal / "pending", ignore_errors=True)
+    os.rename(moved, journal / "pending")
+    assert calls(journal) == pending
+    done = subprocess.run(serve, input=hello.encode(), capture_output=True, timeout=120, env=env)
+    err = done.stderr.decode()
+    assert done.returncode == 0, err
+    assert "fsmcp: warning: change 1 (write_files) was cut short" in err and "undo_change 1" in err, err
+    assert os.listdir(journal / "pending") == []
+    assert (journal / "changes").is_dir() and len(os.listdir(journal / "changes")) == 1
+
+
+def test_a_server_that_ends_leaves_nothing_in_pending(tmp_path: Path):
+    root, journal = tmp_path / "root", tmp_path / "journal"
+    root.mkdir()
+    lines = [
+        {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "write_file", "arguments": {"path": "a.txt", "content": "a"}}},
+    ]
+    proc = subprocess.Popen([sys.executable, "-m", "fsmcp", "serve", "--journal", str(journal), str(root)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = proc.communicate("".join(json.dumps(m) + "\n" for m in lines).encode(), timeout=120)
+    assert proc.returncode == 0, err.decode()
+    assert b'"id":1' in out and (root / "a.txt").read_text() == "a"
+    assert len(os.listdir(journal / "changes")) == 1
+    assert os.listdir(journal / "pending") == []

@@ -21,6 +21,7 @@ caller's own change, never another session's.
 
 from __future__ import annotations
 
+import atexit
 import fcntl
 import json
 import logging
@@ -370,7 +371,17 @@ class Journal:
                 except FileNotFoundError:
                     os.close(fd)  # a recovery took it for a dead process's, between its making and its lock
             self._owner = (token, fd)
+            atexit.register(self._release, token, fd)
             return token
+
+    def _release(self, token: str, fd: int) -> None:
+        """At exit: the lock's name goes with it, unless a call of this process left its directory."""
+        # A call still running (abandoned at exit) keeps the lock to the process's very end.
+        try:
+            if not any(n.startswith(f"{token}-") for n in os.listdir(self.dir / "pending")):
+                os.unlink(self.dir / "pending" / f"{token}.lock")
+        except OSError:
+            pass  # the next start removes it
 
     def recover(self, fs: FileSystem) -> list[str]:
         """Finish every change whose process died mid-call; a line for each, for stderr.
