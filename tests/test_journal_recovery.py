@@ -130,18 +130,21 @@ def test_two_starts_at_once_recover_it_once(killed, caplog):
 @pytest.mark.parametrize(
     "tamper, why",
     [
-        (lambda intent, data: intent["records"][0].update(copy="../../../outside"), "saved copy is not a name"),
-        (lambda intent, data: intent.update(session="someone"), "session"),
-        (lambda intent, data: intent.update(transactional="yes"), "transactional"),
-        (lambda intent, data: [(data / n).write_text("other bytes") for n in os.listdir(data)], "not the one recorded"),
+        (lambda intent, records, data: records[0]["record"].update(copy="../../../outside"), "saved copy is not a name"),
+        (lambda intent, records, data: records.append({"run": "rm -rf /"}), "a line the journal does not write"),
+        (lambda intent, records, data: intent.update(session="someone"), "session"),
+        (lambda intent, records, data: intent.update(transactional="yes"), "transactional"),
+        (lambda intent, records, data: [(data / n).write_text("other bytes") for n in os.listdir(data)], "not the one recorded"),
     ],
 )
 def test_a_pending_directory_that_fails_its_checks_is_removed_and_said(killed, caplog, tamper, why):
     root, journal = killed
     [pending] = calls(journal)
     intent = json.loads((pending / "intent.json").read_text())
-    tamper(intent, pending / "data")
+    records = [json.loads(line) for line in (pending / "records").read_text().splitlines()]
+    tamper(intent, records, pending / "data")
     (pending / "intent.json").write_text(json.dumps(intent))
+    (pending / "records").write_text("".join(json.dumps(r) + "\n" for r in records))
     (journal / "pending" / "planted").mkdir()
     host, said = start(root, journal, caplog)
     assert any("planted, which the journal does not make" in line for line in said), said

@@ -3,8 +3,8 @@
 The host's default implementation of the change hooks (``fsmcp_before_change``,
 ``fsmcp_after_change``). Before a path first changes in a call, its file, link or whole tree
 is copied (through the roots' descriptors) into the call's pending directory, or its absence
-noted, and the call's ``intent.json`` (every record so far) is rewritten there durably: the
-record is on disk before the write that needs it. When the call ends the pending directory,
+noted, and that record is appended to the call's ``records`` there durably (after its
+``intent.json``, written once): it is on disk before the write that needs it. When the call ends the pending directory,
 with a ``meta.json`` naming every path, is renamed into ``changes/`` under the next id, all at
 once. The oldest changes are dropped past ``journal_max_changes`` or ``journal_max_bytes``.
 
@@ -67,6 +67,8 @@ class Record:
     size: int = 0
     digest: str | None = None
     """The copy's own, checked before an undo uses it."""
+    logged: bool = False
+    """Appended to the pending directory's ``records`` already."""
 
     def to_json(self, after: str | None = None) -> dict[str, Any]:
         found = {"path": str(self.path), "kind": self.kind, "mode": self.mode, "copy": self.copy, "size": self.size, "digest": self.digest}
@@ -87,10 +89,10 @@ class _Pending:
     reason: str | None = None
     undoes: int | None = None
     _dir: Path | None = None
-    _recorded: Any = None
-    """What the intent on disk holds, to write it again only when the records changed."""
+    _logged: dict[str, Any] = field(default_factory=dict)
+    """What is on disk already: ``intent`` (written), and the ``reason`` and ``undoes`` as ``records`` holds them."""
     _merged: list[str] = field(default_factory=list)
-    """Copies taken into a tree's copy, removed once the intent no longer names them."""
+    """Copies taken into a tree's copy, removed once ``records`` holds the tree's record."""
 
     @property
     def dir(self) -> Path:
@@ -102,21 +104,30 @@ class _Pending:
         return self._dir
 
     def record(self) -> None:
-        """Write the intent (the records so far) durably, before the write that needs them."""
-        intent = {
-            "time": self.change.time,
-            "tool": self.change.tool,
-            "session": self.change.session,
-            "transactional": self.change.transactional,
-            "paths": [str(p) for p in self.change.paths],
-            "records": [r.to_json() for r in self.records],
-            "reason": self.reason,
-            "undoes": self.undoes,
-        }
-        if intent == self._recorded:
+        """Put on disk, durably, what is new since the last time, before the write that needs it:
+        the intent once (``intent.json``), then a line for each record appended to ``records``
+        (a tree's record after the smaller ones it takes in), the reason of a give-up, an undo's id."""
+        lines = [{"record": r.to_json()} for r in self.records if not r.logged]
+        for key in ("reason", "undoes"):
+            if getattr(self, key) is not None and self._logged.get(key) != getattr(self, key):
+                lines.append({key: getattr(self, key)})
+        if not lines:
             return
-        _write_json(self.dir / "intent.json", intent, durable=True)
-        self._recorded = intent
+        if "intent" not in self._logged:
+            intent = {"time": self.change.time, "tool": self.change.tool, "session": self.change.session, "transactional": self.change.transactional}
+            _write_json(self.dir / "intent.json", intent, durable=True)
+            self._logged["intent"] = True
+        fd = os.open(self.dir / "records", os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+        try:
+            data = "".join(json.dumps(line) + "\n" for line in lines).encode()
+            while data:
+                data = data[os.write(fd, data) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        for r in self.records:
+            r.logged = True
+        self._logged.update(reason=self.reason, undoes=self.undoes)
         if self._merged:
             with self._data() as data:
                 for copy in self._merged:
@@ -168,7 +179,7 @@ class _Pending:
             if dirfd.lexists(fd, name):
                 restore.remove_tree(fd, name)
             if r.copy is not None:
-                # Copied, not moved: until the intent names the tree's copy, it names this one.
+                # Copied, not moved: until ``records`` holds the tree's record, it names this copy.
                 dirfd.copy_node(data, r.copy, fd, name)
                 self._merged.append(r.copy)
         finally:
@@ -304,10 +315,11 @@ class Journal:
         number = max((n for n, _, _ in entries), default=0) + 1
         name = f"{number:010d}-{size}"
         os.rename(directory, changes / name)
-        try:
-            os.unlink(changes / name / "intent.json")
-        except OSError:
-            pass  # a few hundred bytes; meta.json is what is read
+        for done in ("intent.json", "records"):
+            try:
+                os.unlink(changes / name / done)
+            except OSError:
+                pass  # meta.json is what is read
         entries.append((number, size, name))
         if meta["undoes"] is not None:
             self._mark(meta["undoes"], number)
@@ -461,12 +473,11 @@ class Journal:
                 return None, 0  # made, but no write was announced yet
             if not isinstance(intent, dict) or not isinstance(intent.get("transactional"), bool):
                 raise ValueError("intent.json's transactional is missing or not what the journal writes")
-            meta = {k: intent.get(k) for k in ("time", "tool", "session", "paths", "records", "reason", "undoes")}
-            meta.update(undone=None, interrupted="kept", id=0)
-            records = meta["records"] if isinstance(meta["records"], list) else []
+            meta = {k: intent.get(k) for k in ("time", "tool", "session")}
+            meta.update(_replayed(fd), undone=None, interrupted="kept", id=0)
+            records = meta["records"]
             for r in records:
-                if isinstance(r, dict):
-                    r["after"] = restore.ABSENT  # a placeholder for the checks; taken below
+                r["after"] = restore.ABSENT  # a placeholder for the checks; taken below
             problem = _problem(meta)
             if problem is None and not _session_read(meta):
                 problem = "its session is not a session's id"
@@ -500,8 +511,7 @@ class Journal:
         finally:
             os.close(fd)
         del meta["id"]
-        paths = [p for p in meta["paths"] if _visible_path(p, records)]
-        meta["paths"] = paths
+        meta["paths"] = [r["path"] for r in records if _visible_path(r["path"], records)]
         return meta, size
 
     # -- reading and undoing --------------------------------------------------------------------
@@ -599,6 +609,11 @@ class Journal:
             pending = change.state.get(NAME)
             if pending is not None:
                 pending.undoes = meta["id"]
+                try:
+                    pending.record()  # before the first copy goes back: a crash leaves an undo, marked as one
+                except OSError:
+                    pass  # the undo goes on; cut short, it would be recorded as a change of its own
+
         store = _open_below(self.dir, ["changes", name, "data"], dirfd.LIST)
         try:
             _check_copies(store, meta)
@@ -675,6 +690,39 @@ def _dead(top: int, name: str) -> int | None:
         os.close(fd)
         return None
     return fd
+
+
+def _replayed(dir_fd: int) -> dict[str, Any]:
+    """``records``, replayed as the call built its list: a record takes in those under its path,
+    a give-up's reason drops them all. A last line cut short was being written when the process
+    died, before the write it announced: it is left out."""
+    try:
+        fd = os.open("records", dirfd.READ, dir_fd=dir_fd)
+    except FileNotFoundError:
+        return {"records": [], "reason": None, "undoes": None, "paths": []}
+    try:
+        if not stat_mod.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError("its records is no regular file")
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            lines = f.read().split(b"\n")[:-1]  # what follows the last newline was cut short
+    finally:
+        os.close(fd)
+    found: dict[str, Any] = {"records": [], "reason": None, "undoes": None, "paths": []}
+    for line in lines:
+        item = json.loads(line)
+        if not isinstance(item, dict) or len(item) != 1 or next(iter(item)) not in ("record", "reason", "undoes"):
+            raise ValueError("its records hold a line the journal does not write")
+        if "record" in item:
+            r = item["record"]
+            if not isinstance(r, dict) or not isinstance(r.get("path"), str):
+                raise ValueError("its records hold a record without a path")
+            found["records"] = [x for x in found["records"] if not _under(Path(x["path"]), Path(r["path"]))] + [r]
+        elif "reason" in item:
+            found.update(reason=item["reason"], records=[])
+        else:
+            found["undoes"] = item["undoes"]
+    return found
 
 
 def _read_json(dir_fd: int, name: str) -> Any:
