@@ -5,10 +5,15 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import functools
+import struct
+import threading
 
 _STATX_BTIME = 0x800
 _AT_SYMLINK_NOFOLLOW = 0x100
 _BTIME_OFFSET = 80  # struct statx: stx_btime follows 64 bytes of fields and stx_atime
+_U32 = struct.Struct("<I")
+_BTIME = struct.Struct("<qI")
+_local = threading.local()
 
 
 @functools.cache
@@ -28,12 +33,13 @@ def birth_ns(dir_fd: int, name: str) -> int | None:
     statx = _statx()
     if statx is None:
         return None
-    buf = ctypes.create_string_buffer(256)
+    # One buffer per thread, read in place: every temporary file of a write asks (temporaries.py).
+    buf = getattr(_local, "buf", None)
+    if buf is None:
+        buf = _local.buf = ctypes.create_string_buffer(256)
     if statx(dir_fd, name.encode("utf-8", "surrogateescape"), _AT_SYMLINK_NOFOLLOW, _STATX_BTIME, buf) != 0:
         return None
-    mask = int.from_bytes(buf.raw[0:4], "little")
-    if not mask & _STATX_BTIME:
+    if not _U32.unpack_from(buf, 0)[0] & _STATX_BTIME:
         return None  # the file system keeps no birth time
-    seconds = int.from_bytes(buf.raw[_BTIME_OFFSET : _BTIME_OFFSET + 8], "little", signed=True)
-    nanos = int.from_bytes(buf.raw[_BTIME_OFFSET + 8 : _BTIME_OFFSET + 12], "little")
+    seconds, nanos = _BTIME.unpack_from(buf, _BTIME_OFFSET)
     return seconds * 1_000_000_000 + nanos

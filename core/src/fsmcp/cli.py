@@ -194,7 +194,7 @@ def _serve(host: Host) -> int:
 
 def _serve_stdio(settings: Settings) -> int:
     """Serve stdio; a configuration that started cleanly before answers from the cache (catalog.py)."""
-    from . import catalog, journal_place, locks
+    from . import catalog, journal_place, locks, temporaries
     from .roots import RootSet
 
     try:
@@ -207,6 +207,8 @@ def _serve_stdio(settings: Settings) -> int:
         # Before the cached catalog can answer for the host: the journal is checked at every start.
         journal_place.prepare(settings, (r.path for r in roots.operator))
         locks.prepare()
+        # Before any call can make temporary names of its own: a killed server's are removed.
+        temporaries.sweep([r.path for r in roots.operator])
     except ValueError as exc:
         return _error(exc)
     where = catalog.location(settings, roots)

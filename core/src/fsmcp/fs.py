@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import BinaryIO, TypeVar
 
-from . import consent, current, dirfd
+from . import consent, current, dirfd, temporaries
 from .confine import MAX_HOPS, Confinement, Created, Place, Resolver, loop_error
 from .errors import ErrorCode, ToolError
 from .guard import Guard
@@ -29,17 +29,16 @@ from .names import shown
 from .roots import Access, ResolvedPath, RootSet
 from .small_files import read_small
 from .snapshot import Snapshot
+from .temporaries import temp_name
 
 PathArg = str | ResolvedPath
 T = TypeVar("T")
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)
-_TEMP_MARK = ".fsmcp-tmp"
 _child: Callable[[Path, str], Path] = getattr(Path, "_make_child_relpath", None) or Path.joinpath
 """A directory's entry's path: pathlib's own constructor for a name scandir gave skips parsing
 it again, a quarter of a big walk's time; ``joinpath`` where an interpreter lacks it."""
-_NAME_MAX = 255
 
 
 @dataclass(frozen=True)
@@ -407,8 +406,10 @@ class FileSystem:
                     raise ToolError(ErrorCode.ALREADY_EXISTS, f"{p} already exists; pass overwrite: true to replace it")
             self.guard.check(p.path, old)
             file_mode = mode if mode is not None else stat_mod.S_IMODE(old.st_mode) if old else 0o666 & ~_UMASK
-            tmp = self._write_temp(dfd, name, chunks, file_mode, old)
-            _commit(dfd, tmp, name, overwrite)
+            tmp = temp_name(name)
+            with temporaries.temporary(dfd, tmp) as noted:
+                self._write_temp(dfd, tmp, noted, chunks, file_mode, old)
+                _commit(dfd, tmp, name, overwrite)
             self.guard.knows(p.path, dirfd.lstat(dfd, name))
             return old is None
 
@@ -422,10 +423,10 @@ class FileSystem:
                 f"{size:,} bytes is over the {self.max_file_bytes:,}-byte write limit (max_file_bytes); nothing was written",
             )
 
-    def _write_temp(self, dfd: int, name: str, chunks: Iterable[bytes], mode: int, old: os.stat_result | None) -> str:
-        tmp = temp_name(name)
+    def _write_temp(self, dfd: int, tmp: str, noted: int, chunks: Iterable[bytes], mode: int, old: os.stat_result | None) -> None:
         fd = os.open(tmp, dirfd.CREATE, 0o600, dir_fd=dfd)
         try:
+            temporaries.LEDGER.made(noted, dfd, tmp)
             written = 0
             for chunk in chunks:
                 written += len(chunk)
@@ -445,7 +446,6 @@ class FileSystem:
             dirfd.unlink_quietly(dfd, tmp)
             raise
         os.close(fd)
-        return tmp
 
     @contextmanager
     def _parents_undone_on_failure(self, make_parents: bool) -> Iterator[Created | None]:
@@ -619,8 +619,7 @@ class FileSystem:
                 except OSError as exc:
                     if exc.errno != errno.EXDEV:
                         raise
-                    self._copy_into_place(s, d, overwrite, src, tree)
-                    dirfd.remove_node(s.fd, s.name)
+                    self._copy_into_place(s, d, overwrite, src, tree, moving=True)
                     dirfd.fsync_dir(s.fd)
                 dirfd.fsync_dir(d.fd)
 
@@ -654,34 +653,51 @@ class FileSystem:
         return kind
 
     @staticmethod
-    def _copy_into_place(s: Place, d: Place, overwrite: bool, src: ResolvedPath, tree: bool) -> None:
+    def _copy_into_place(s: Place, d: Place, overwrite: bool, src: ResolvedPath, tree: bool, moving: bool = False) -> None:
+        """Copy ``s`` to a temporary name beside ``d``, then rename it into place.
+
+        ``moving``: a move across file systems: the source then leaves its name in one rename and
+        is deleted. Each step is in the ledger first, so that a start after a crash finishes a
+        move whose copy was in place and removes the copy of one that was not."""
         staging = temp_name(d.name)
-        try:
-            dirfd.copy_node(s.fd, s.name, d.fd, staging)
-            if not tree and stat_mod.S_ISDIR(dirfd.lstat(d.fd, staging).st_mode):
-                # Announced as a file, a tree now: it did not wait for the programs running.
-                raise ToolError(ErrorCode.EDIT_CONFLICT, f"{src} became a directory while being copied; nothing was changed: run it again")
+        with temporaries.temporary(d.fd, staging) as noted, ExitStack() as move:
             try:
-                old_mode = dirfd.lstat(d.fd, d.name).st_mode
-            except FileNotFoundError:
-                old_mode = None
-            if old_mode is not None and not overwrite:
-                raise FileExistsError(errno.EEXIST, "exists", d.name)
-            if old_mode is not None and stat_mod.S_ISDIR(old_mode):
-                # rename() cannot replace a directory that has contents: set the old one aside.
-                backup = temp_name(d.name)
-                os.rename(d.name, backup, src_dir_fd=d.fd, dst_dir_fd=d.fd)
+                dirfd.copy_node(s.fd, s.name, d.fd, staging)
+                copied = dirfd.lstat(d.fd, staging)
+                temporaries.LEDGER.made(noted, d.fd, staging)
+                if not tree and stat_mod.S_ISDIR(copied.st_mode):
+                    # Announced as a file, a tree now: it did not wait for the programs running.
+                    raise ToolError(ErrorCode.EDIT_CONFLICT, f"{src} became a directory while being copied; nothing was changed: run it again")
+                if moving:
+                    move.callback(temporaries.LEDGER.done, temporaries.move(s.fd, s.name, d.fd, d.name, noted))
                 try:
-                    os.rename(staging, d.name, src_dir_fd=d.fd, dst_dir_fd=d.fd)
-                except BaseException:
-                    os.rename(backup, d.name, src_dir_fd=d.fd, dst_dir_fd=d.fd)
-                    raise
-                dirfd.remove_quietly(d.fd, backup)
-            else:
-                os.replace(staging, d.name, src_dir_fd=d.fd, dst_dir_fd=d.fd)
-        except BaseException:
-            dirfd.remove_quietly(d.fd, staging)
-            raise
+                    old = dirfd.lstat(d.fd, d.name)
+                except FileNotFoundError:
+                    old = None
+                if old is not None and not overwrite:
+                    raise FileExistsError(errno.EEXIST, "exists", d.name)
+                if old is not None and stat_mod.S_ISDIR(old.st_mode):
+                    # rename() cannot replace a directory that has contents: set the old one aside.
+                    backup = temp_name(d.name)
+                    with temporaries.aside(d.fd, d.name, backup, restore=True):
+                        try:
+                            os.rename(staging, d.name, src_dir_fd=d.fd, dst_dir_fd=d.fd)
+                        except BaseException:
+                            os.rename(backup, d.name, src_dir_fd=d.fd, dst_dir_fd=d.fd)
+                            raise
+                        dirfd.remove_quietly(d.fd, backup)
+                else:
+                    os.replace(staging, d.name, src_dir_fd=d.fd, dst_dir_fd=d.fd)
+            except BaseException:
+                dirfd.remove_quietly(d.fd, staging)
+                raise
+            if moving:
+                # The copy is in place: the source leaves its name in one rename, then is deleted.
+                dirfd.fsync_dir(d.fd)
+                gone = temp_name(s.name)
+                with temporaries.aside(s.fd, s.name, gone, restore=False):
+                    dirfd.fsync_dir(s.fd)
+                    dirfd.remove_node(s.fd, gone)
 
     def _clear_destination(self, src_mode: int, d: Place, dst: ResolvedPath, overwrite: bool) -> None:
         try:
@@ -709,18 +725,6 @@ class FileSystem:
     def _refuse_into_itself(src: ResolvedPath, dst: ResolvedPath, verb: str) -> None:
         if dst.path != src.path and dst.path.is_relative_to(src.path):
             raise ToolError(ErrorCode.INVALID_PARAMS, f"cannot {verb} {src} into itself ({dst})")
-
-
-def temp_name(name: str) -> str:
-    """A fresh name beside ``name`` for a file being made: ``.{name}.{12 hex}.fsmcp-tmp``.
-
-    The name is shortened (in bytes, from its end) so the temporary name is never longer than
-    NAME_MAX: a target whose own name fits always gets a temporary file that fits too. The mark
-    at the end stays whole, so anything that recognises temporary files still does.
-    """
-    tail = f".{os.urandom(6).hex()}{_TEMP_MARK}"
-    raw = os.fsencode(name)[: _NAME_MAX - 1 - len(tail)]
-    return f".{os.fsdecode(raw)}{tail}"
 
 
 def _changing(*paths: ResolvedPath, tree: bool = True) -> None:

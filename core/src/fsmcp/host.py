@@ -13,7 +13,7 @@ import anyio
 from pydantic import BaseModel, ValidationError
 from pydantic.alias_generators import to_camel
 
-from . import consent, current, journal_place, locks
+from . import consent, current, journal_place, locks, temporaries
 from .change import Change
 from .current import OffLoop
 from .audit import AuditLog
@@ -128,6 +128,7 @@ class Host:
                 log.warning(warning)
         try:
             journal_place.prepare(settings, (r.path for r in roots.operator))
+            temporaries.sweep([r.path for r in roots.operator])
         except ValueError as exc:
             raise HostError(str(exc)) from None
         # A plugin that warns while it loads or registers (a program it needs is missing) makes

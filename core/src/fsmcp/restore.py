@@ -11,9 +11,9 @@ import hashlib
 import os
 import stat as stat_mod
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 
-from . import dirfd
+from . import dirfd, temporaries
 from .confine import Confinement, Created, Place
 from .current import uncancellable
 from .errors import ErrorCode, ToolError
@@ -133,7 +133,9 @@ def put_back(conf: Confinement, store: int, items: list[tuple[ResolvedPath, str 
     A path reached through a link (one swapped in on the way since the policy's answer) is
     ``ACCESS_DENIED``: a copy goes back to the place it was taken from, or nowhere.
     """
-    with uncancellable(), _staged(conf, store, items) as staged:
+    # The ledger's notes end last (exited first, last): after a crash anywhere in here, the next
+    # start removes what was staged and puts back what was set aside where nothing took its place.
+    with uncancellable(), ExitStack() as noted, _staged(conf, store, items, noted) as staged:
         swapped: list[tuple[ResolvedPath, str | None, bool]] = []
         try:
             for p, tmp in staged:
@@ -144,7 +146,7 @@ def put_back(conf: Confinement, store: int, items: list[tuple[ResolvedPath, str 
                     backup = None
                     if dirfd.lexists(place.fd, place.name):
                         backup = temp_name(place.name)
-                        os.rename(place.name, backup, src_dir_fd=place.fd, dst_dir_fd=place.fd)
+                        noted.callback(temporaries.LEDGER.done, temporaries.set_aside(place.fd, place.name, backup, restore=True))
                     swapped.append((p, backup, False))
                     if tmp is not None:
                         os.rename(tmp, place.name, src_dir_fd=place.fd, dst_dir_fd=place.fd)
@@ -168,7 +170,9 @@ def put_back(conf: Confinement, store: int, items: list[tuple[ResolvedPath, str 
 
 
 @contextmanager
-def _staged(conf: Confinement, store: int, items: list[tuple[ResolvedPath, str | None]]) -> Iterator[list[tuple[ResolvedPath, str | None]]]:
+def _staged(
+    conf: Confinement, store: int, items: list[tuple[ResolvedPath, str | None]], noted: ExitStack
+) -> Iterator[list[tuple[ResolvedPath, str | None]]]:
     staged: list[tuple[ResolvedPath, str | None]] = []
     created: Created = []
     ok = False
@@ -180,8 +184,10 @@ def _staged(conf: Confinement, store: int, items: list[tuple[ResolvedPath, str |
             with conf.at(p, created) as place:
                 _same(place, p)
                 tmp = temp_name(place.name)
+                number = noted.enter_context(temporaries.temporary(place.fd, tmp))
                 staged.append((p, tmp))
                 dirfd.copy_node(store, copy, place.fd, tmp)
+                temporaries.LEDGER.made(number, place.fd, tmp)
         yield staged
         ok = True
     finally:

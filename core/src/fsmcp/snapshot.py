@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from . import dirfd
+from . import dirfd, temporaries
 from .current import uncancellable
 from .confine import Confinement, Created
 from .errors import ToolError
@@ -27,7 +27,7 @@ class Snapshot:
     def __init__(self, conf: Confinement, restored: Callable[..., None] = lambda *paths: None) -> None:
         self._conf = conf
         self._restored = restored
-        self._store = Path(tempfile.mkdtemp(prefix="fsmcp-snapshot-"))
+        self._store, self._noted = _store()
         self._saved: list[tuple[ResolvedPath, str | None, ResolvedPath | None]] = []
         self._seen: set[Path] = set()
 
@@ -73,6 +73,8 @@ class Snapshot:
 
     def discard(self) -> None:
         dirfd.remove_tree_quietly(str(self._store))
+        if not self._store.exists():
+            temporaries.LEDGER.done(self._noted)
         self._saved.clear()
 
     @contextmanager
@@ -95,7 +97,10 @@ class Snapshot:
             with self._conf.at(p) as place:
                 if place.name != ".":
                     if dirfd.lexists(place.fd, place.name):
-                        dirfd.remove_node(place.fd, place.name)
+                        # Gone from its name at once, then deleted: never half a tree under it.
+                        gone = temporaries.temp_name(place.name)
+                        with temporaries.aside(place.fd, place.name, gone, restore=False):
+                            dirfd.remove_node(place.fd, gone)
                     return
                 # A root is emptied, never removed: its descriptor must stay the root's.
                 for name in _names(place.fd, "."):
@@ -108,7 +113,16 @@ class Snapshot:
         try:
             with self._conf.at(p, created) as place:
                 if place.name != ".":
-                    dirfd.copy_node(store, copy, place.fd, place.name)
+                    # Copied under a temporary name, then renamed: a crash leaves no half copy at the name.
+                    tmp = temporaries.temp_name(place.name)
+                    with temporaries.temporary(place.fd, tmp) as noted:
+                        try:
+                            dirfd.copy_node(store, copy, place.fd, tmp)
+                            temporaries.LEDGER.made(noted, place.fd, tmp)
+                            os.rename(tmp, place.name, src_dir_fd=place.fd, dst_dir_fd=place.fd)
+                        except BaseException:
+                            dirfd.remove_quietly(place.fd, tmp)
+                            raise
                     return
                 saved = os.open(copy, dirfd.LIST, dir_fd=store)
                 try:
@@ -128,3 +142,21 @@ def _names(dir_fd: int, name: str) -> list[str]:
             return [e.name for e in it]
     finally:
         os.close(fd)
+
+
+def _store() -> tuple[Path, int]:
+    """A private directory in the system's temporary directory, in the ledger before it exists."""
+    top = tempfile.gettempdir()
+    fd = os.open(top, dirfd.LIST)
+    try:
+        name = temporaries.temp_name("fsmcp-snapshot")
+        noted = temporaries.LEDGER.note({"t": "tmp", **temporaries.where(fd), "name": name})
+        try:
+            os.mkdir(name, 0o700, dir_fd=fd)
+        except BaseException:
+            temporaries.LEDGER.done(noted)
+            raise
+        temporaries.LEDGER.made(noted, fd, name)
+    finally:
+        os.close(fd)
+    return Path(top) / name, noted
