@@ -39,9 +39,9 @@ STRACE = shutil.which("strace")
 class Server:
     """``python -m fsmcp serve`` on pipes, spoken to in raw JSON-RPC lines."""
 
-    def __init__(self, roots: list[Path], journal: Path, state: Path):
+    def __init__(self, roots: list[Path], journal: Path, state: Path, under: Path | None = None):
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "fsmcp", "serve", *map(str, roots), "--journal", str(journal)],
+            [sys.executable, *([str(under)] if under else []), "-m", "fsmcp", "serve", *map(str, roots), "--journal", str(journal)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             env={**os.environ, "XDG_STATE_HOME": str(state)},
         )  # fmt: skip
@@ -132,7 +132,7 @@ class Strace:
         self.proc.wait(TIMEOUT)
 
 
-def kill_points(log: Path) -> list[tuple[str, int]]:
+def kill_points(log: Path, many: int = KILL_POINTS) -> list[tuple[str, int]]:
     """(syscall, N) for events spread over a traced call, the last ones always among them."""
     counts: dict[tuple[str, str], int] = {}
     events: list[tuple[str, int]] = []
@@ -143,9 +143,9 @@ def kill_points(log: Path) -> list[tuple[str, int]]:
         key = (m[1], m[2])
         counts[key] = counts.get(key, 0) + 1
         events.append((m[2], counts[key]))
-    assert len(events) >= KILL_POINTS, f"the call made only {len(events)} traced system calls"
-    step = len(events) / (KILL_POINTS - 4)
-    chosen = {events[int(i * step)] for i in range(KILL_POINTS - 4)} | set(events[-4:])
+    assert len(events) >= many, f"the call made only {len(events)} traced system calls"
+    step = len(events) / (many - 4)
+    chosen = {events[int(i * step)] for i in range(many - 4)} | set(events[-4:])
     return sorted(chosen, key=events.index)
 
 
@@ -159,29 +159,33 @@ def run_rounds(
     setup: Callable[[Server], dict],
     call: Callable[[Server, dict], tuple[bool, str] | None],
     check: Callable[[Server, dict], None],
+    *,
+    under: Path | None = None,
+    many: int = KILL_POINTS,
+    top: Path | None = None,
 ) -> tuple[int, int]:
     """A traced call, then one killed at each kill point; after each, a new server checks what it finds.
 
     ``setup`` makes the round's call ready (on a fresh server) and returns what ``check`` will
     need; ``check`` runs on the next fresh server. Returns (kills, rounds)."""
-    journal, state = tmp_path / "journal", tmp_path / "state"
-    for top in roots:
-        (top / USER_FILE).write_text("a user's own file\n")
-    server = Server(roots, journal, state)
+    journal, state = (top or tmp_path) / "journal", (top or tmp_path) / "state"
+    for root in roots:
+        (root / USER_FILE).write_text("a user's own file\n")
+    server = Server(roots, journal, state, under)
     plan = setup(server)
-    log = tmp_path / "trace.log"
+    log = tmp_path / "trace.log"  # written by strace, as root
     tracer = Strace(server.proc.pid, ["-o", str(log), "-e", f"trace={TRACED}"])
     assert call(server, plan) is not None
     tracer.stop()
-    points = kill_points(log)
+    points = kill_points(log, many)
     kills = rounds = 0
     for syscall, n in [*points, (None, 0)]:
         if server.proc.poll() is None:
             server.close()
-        server = Server(roots, journal, state)  # the start after a kill tidies up
+        server = Server(roots, journal, state, under)  # the start after a kill tidies up
         check(server, plan)
         assert temporaries(*roots) == [], (syscall, n)
-        assert all((top / USER_FILE).read_text() == "a user's own file\n" for top in roots)
+        assert all((root / USER_FILE).read_text() == "a user's own file\n" for root in roots)
         assert not server.call("list_changes")[0]  # type: ignore[index]
         if syscall is None:
             break
@@ -199,6 +203,45 @@ def run_rounds(
     server.close()
     print(f"{rounds} rounds, {kills} killed midway")
     return kills, rounds
+
+
+AS_NOBODY = Path(__file__).resolve().parent / "as_nobody.py"
+NOBODY = 65534
+
+
+def test_a_server_run_as_nobody_killed_midway_leaves_nothing_behind_either(tmp_path: Path):
+    """As an ordinary user: its own ledger place, its own files; the same promise, fewer points."""
+    if os.geteuid() != 0:
+        pytest.fail("running the server as nobody needs root (the tests run as root)")
+    import tempfile
+
+    top = Path(tempfile.mkdtemp(prefix="fsmcp-leftovers-", dir="/tmp")).resolve()  # pytest's tmp is root's alone
+    try:
+        top.chmod(0o755)
+        root = top / "root"
+        root.mkdir()
+        (root / "big.txt").write_bytes(b"a" * (1 << 20))
+        (root / USER_FILE).write_text("a user's own file\n")
+        for path in (top / "state", top / "journal"):
+            path.mkdir(mode=0o700)
+        for path in (root, *root.iterdir(), top / "state", top / "journal"):
+            os.chown(path, NOBODY, NOBODY)
+        letters = iter("bcdefghijklmnopqrstuvwxyz")
+
+        def setup(server: Server) -> dict:
+            return {"before": (root / "big.txt").read_bytes(), "after": next(letters).encode() * (1 << 20)}
+
+        def call(server: Server, plan: dict) -> tuple[bool, str] | None:
+            return server.call("write_file", path="big.txt", content=plan["after"].decode())
+
+        def check(server: Server, plan: dict) -> None:
+            assert (root / "big.txt").read_bytes() in (plan["before"], plan["after"])
+            assert all(p.stat().st_uid == NOBODY for p in root.iterdir())
+
+        kills, rounds = run_rounds(tmp_path, [root], setup, call, check, under=AS_NOBODY, many=12, top=top)
+        assert kills >= 8, (kills, rounds)
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
 
 
 def _shown(data: bytes) -> str:
