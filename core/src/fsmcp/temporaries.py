@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import functools
 import itertools
 import json
 import logging
@@ -28,7 +29,7 @@ import os
 import re
 import stat as stat_mod
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -108,18 +109,24 @@ class Ledger:
         self._size = 0
         self.directory: Path | None = None
 
-    def note(self, record: dict[str, Any]) -> int:
-        """Write ``record`` down before what it names exists; its id for :meth:`made` and :meth:`done`."""
+    def note(self, record: dict[str, Any] | str) -> int:
+        """Write ``record`` down before what it names exists; its id for :meth:`made` and :meth:`done`.
+
+        A string is the record's JSON members already written out (the hot path's, :func:`temporary`)."""
         with self._lock:
             number = next(self._ids)
-            self._append(number, {"id": number, **record})
+            if isinstance(record, str):
+                self._append(number, f'{{"id":{number},{record}}}')
+            else:
+                self._append(number, _encode({"id": number, **record}))
             return number
 
     def made(self, number: int, dir_fd: int, name: str) -> None:
         """What ``name`` turned out to be: removed later only if it is still that very file."""
-        identity = _identity(dir_fd, name)
+        i = _identity(dir_fd, name)
+        born = "null" if i["born"] is None else i["born"]
         with self._lock:
-            self._append(number, {"id": number, **identity})
+            self._append(number, f'{{"id":{number},"dev":{i["dev"]},"ino":{i["ino"]},"fmt":{i["fmt"]},"born":{born}}}')
 
     def done(self, *numbers: int) -> None:
         """The names are gone (renamed into place or removed): nothing to do for them after a crash."""
@@ -138,8 +145,8 @@ class Ledger:
             if self._size > _COMPACT_AT:
                 self._compact()
 
-    def _append(self, number: int, record: dict[str, Any]) -> None:
-        line = (_encode(record) + "\n").encode()
+    def _append(self, number: int, record: str) -> None:
+        line = (record + "\n").encode()
         if self._fd is None:
             self._fd, self._path = _new_ledger(self.directory or prepare(()))
         self._write(line)
@@ -164,6 +171,7 @@ class Ledger:
 
 LEDGER = Ledger()
 _encode = json.JSONEncoder(separators=(",", ":")).encode
+_string = json.encoder.encode_basestring_ascii  # type: ignore[attr-defined]  # C, escapes lone surrogates too
 
 
 def _new_ledger(directory: Path) -> tuple[int, Path]:
@@ -188,20 +196,28 @@ def _new_ledger(directory: Path) -> tuple[int, Path]:
 def where(dir_fd: int) -> dict[str, Any]:
     """A directory as a ledger names it: its path, device and inode."""
     st = os.fstat(dir_fd)
+    return {"dir": _path_of(dir_fd), "ddev": st.st_dev, "dino": st.st_ino}
+
+
+def _path_of(dir_fd: int) -> str:
     try:
-        path = os.readlink(f"/proc/self/fd/{dir_fd}")
+        return os.readlink(f"/proc/self/fd/{dir_fd}")
     except OSError:  # no /proc: the write goes on; what a crash leaves here is not found again
-        path = ""
-    return {"dir": path, "ddev": st.st_dev, "dino": st.st_ino}
+        return ""
 
 
 def _identity(dir_fd: int, name: str) -> dict[str, Any]:
     """What tells a file from one made later under its name: an inode number is reused at once,
     a birth time is not (where the file system keeps one)."""
+    st = dirfd.lstat(dir_fd, name)
+    return {"dev": st.st_dev, "ino": st.st_ino, "fmt": stat_mod.S_IFMT(st.st_mode), "born": _birth()(dir_fd, name)}
+
+
+@functools.cache
+def _birth() -> Callable[[int, str], int | None]:
     from .birth import birth_ns  # ctypes, loaded by the first server that writes, not at every start
 
-    st = dirfd.lstat(dir_fd, name)
-    return {"dev": st.st_dev, "ino": st.st_ino, "fmt": stat_mod.S_IFMT(st.st_mode), "born": birth_ns(dir_fd, name)}
+    return birth_ns
 
 
 @contextmanager
@@ -210,7 +226,8 @@ def temporary(dir_fd: int, name: str) -> Iterator[int]:
 
     The caller reports what it made with ``LEDGER.made(number, dir_fd, name)`` and removes or renames
     the name itself, failure included; a process killed inside the block leaves the note."""
-    number = LEDGER.note({"t": "tmp", **where(dir_fd), "name": name})
+    st = os.fstat(dir_fd)
+    number = LEDGER.note(f'"t":"tmp","dir":{_string(_path_of(dir_fd))},"ddev":{st.st_dev},"dino":{st.st_ino},"name":{_string(name)}')
     try:
         yield number
     finally:
@@ -382,9 +399,7 @@ def _is(dir_fd: int, name: Any, r: dict[str, Any], *, owner: bool = False) -> bo
         return owner  # noted, killed before it was made: its random name, made by this user
     if (st.st_dev, st.st_ino, stat_mod.S_IFMT(st.st_mode)) != (r.get("dev"), r["ino"], r.get("fmt")):
         return False
-    from .birth import birth_ns
-
-    return r.get("born") is None or r["born"] == birth_ns(dir_fd, name)
+    return r.get("born") is None or r["born"] == _birth()(dir_fd, name)
 
 
 def _remove(dir_fd: int, name: str) -> None:
