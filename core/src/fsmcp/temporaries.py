@@ -275,11 +275,13 @@ def move(src_fd: int, src: str, dst_fd: int, dst: str, staging: int) -> int:
 _swept = False
 
 
-def sweep(roots: Iterable[Path]) -> None:
-    """Check the place, then tidy up after every server that died with temporary names; once per process."""
+def sweep(roots: Iterable[Path], *, read_only: bool = False) -> None:
+    """Check the place, then tidy up after every server that died with temporary names; once per process.
+
+    ``read_only``: a server that changes nothing removes nothing either; the next one that may does."""
     global _swept
     LEDGER.directory = directory = prepare(roots)
-    if _swept:
+    if _swept or read_only:
         return
     _swept = True
     for name in sorted(os.listdir(directory)):
