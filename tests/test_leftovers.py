@@ -375,11 +375,12 @@ def test_a_move_across_file_systems_killed_anywhere_leaves_the_tree_wholly_at_on
 NOTE = """
 import os, sys, time
 from fsmcp import dirfd, temporaries
-temporaries.LEDGER.directory = temporaries.prepare(())
-fd = os.open(sys.argv[1], dirfd.LIST)
-for name in sys.argv[2:]:
+from pathlib import Path
+temporaries.LEDGER.directory = temporaries.prepare((), Path(sys.argv[1]))
+fd = os.open(sys.argv[2], dirfd.LIST)
+for name in sys.argv[3:]:
     n = temporaries.LEDGER.note({"t": "tmp", **temporaries.where(fd), "name": name})
-    if os.path.lexists(os.path.join(sys.argv[1], name)):
+    if os.path.lexists(os.path.join(sys.argv[2], name)):
         temporaries.LEDGER.made(n, fd, name)
 print("noted", flush=True)
 time.sleep(3600)
@@ -399,8 +400,9 @@ def test_only_a_dead_servers_own_temporaries_are_removed_and_never_a_users_file(
     swapped = ".g.bbbbbbbbbbbb.fsmcp-tmp"  # recorded, then replaced by a user's file of the same name
     (root / swapped).write_text("the server's\n")
     theirs = ".h.cccccccccccc.fsmcp-tmp"  # recorded before it was made, then made by another user
+    (tmp_path / "journal").mkdir(mode=0o700)
     holder = subprocess.Popen(
-        [sys.executable, "-c", NOTE, str(root), ours, swapped, theirs, "not-a-temporary.txt"],
+        [sys.executable, "-c", NOTE, str(tmp_path / "journal"), str(root), ours, swapped, theirs, "not-a-temporary.txt"],
         stdout=subprocess.PIPE, env={**os.environ, "XDG_STATE_HOME": str(state)},
     )  # fmt: skip
     try:
@@ -421,4 +423,4 @@ def test_only_a_dead_servers_own_temporaries_are_removed_and_never_a_users_file(
     assert not (root / ours).exists()
     assert sorted(p.name for p in root.iterdir()) == sorted([USER_FILE, swapped, theirs, "not-a-temporary.txt"])
     assert (root / swapped).read_text() == "a user's file\n"
-    assert os.listdir(state / "fsmcp" / "temporaries") == []
+    assert os.listdir(tmp_path / "journal" / "temporaries") == []

@@ -208,7 +208,7 @@ def _serve_stdio(settings: Settings) -> int:
         journal_place.prepare(settings, (r.path for r in roots.operator))
         locks.prepare()
         # Before any call can make temporary names of its own: a killed server's are removed.
-        temporaries.sweep([r.path for r in roots.operator], read_only=settings.read_only)
+        temporaries.sweep([r.path for r in roots.operator], journal_place.kept(settings), read_only=settings.read_only)
     except ValueError as exc:
         return _error(exc)
     where = catalog.location(settings, roots)

@@ -128,7 +128,7 @@ class Host:
                 log.warning(warning)
         try:
             journal_place.prepare(settings, (r.path for r in roots.operator))
-            temporaries.sweep([r.path for r in roots.operator], read_only=settings.read_only)
+            temporaries.sweep([r.path for r in roots.operator], journal_place.kept(settings), read_only=settings.read_only)
         except ValueError as exc:
             raise HostError(str(exc)) from None
         # A plugin that warns while it loads or registers (a program it needs is missing) makes

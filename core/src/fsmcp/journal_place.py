@@ -46,6 +46,11 @@ def unfinished(settings: Settings) -> bool:
         return False
 
 
+def kept(settings: Settings) -> Path | None:
+    """The journal's directory when there is a journal (the setting not ``off``, the plugin not disabled)."""
+    return None if JOURNAL in settings.disable else journal_dir(settings.journal)
+
+
 def prepare(settings: Settings, roots: Iterable[Path]) -> None:
     """Check the journal's place against the roots and its owner, and make it 0700 when missing.
 

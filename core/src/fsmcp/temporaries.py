@@ -9,8 +9,8 @@ taken for one: the name must be one :func:`fsmcp.fs.temp_name` makes (48 random 
 very directory recorded (device and inode), of the recorded inode where it was recorded, and
 made by this user where only its name was.
 
-The ledgers live in ``$XDG_STATE_HOME/fsmcp/temporaries`` (0700, this user's, outside every
-root), one per process, held under ``flock`` for the process's life: a ledger whose lock can be
+The ledgers live in the journal's directory (``temporaries/``), or with the journal off in
+``$XDG_STATE_HOME/fsmcp/temporaries`` (0700, this user's, outside every root), one per process, held under ``flock`` for the process's life: a ledger whose lock can be
 taken is a dead process's, whatever its pid became. Lines are appended with one ``write`` and
 not fsynced: a process's death loses nothing the kernel has, and the temporaries themselves
 are not made durable before their rename either. The ledger is emptied when nothing is
@@ -60,22 +60,25 @@ def temp_name(name: str) -> str:
     return f".{os.fsdecode(raw)}{tail}"
 
 
-def place() -> Path:
-    """Where the ledgers live: ``$XDG_STATE_HOME/fsmcp/temporaries`` (the XDG rule for the default)."""
+def place(journal: Path | None = None) -> Path:
+    """Where the ledgers live: ``temporaries`` in the journal's directory (checked at start as
+    the journal is), else ``$XDG_STATE_HOME/fsmcp/temporaries`` (the XDG rule for the default)."""
+    if journal is not None:
+        return journal / "temporaries"
     base = os.environ.get("XDG_STATE_HOME", "")
     if not os.path.isabs(base):
         base = os.path.expanduser("~/.local/state")
     return Path(base) / "fsmcp" / "temporaries"
 
 
-def prepare(roots: Iterable[Path]) -> Path:
+def prepare(roots: Iterable[Path], journal: Path | None = None) -> Path:
     """Check the ledgers' place (outside every root, this user's alone) and make it; ValueError says what to fix.
 
     A ledger tells the next start what to delete: a client that could write one through a
     root, or another user who could write the place, would choose what a start deletes."""
-    directory = place()
+    directory = place(journal)
     real = Path(os.path.realpath(directory))
-    fix = "set XDG_STATE_HOME to a directory of this user's outside every root"
+    fix = "set XDG_STATE_HOME to a directory of this user's outside every root" if journal is None else "set journal = DIR outside every root"
     for root in roots:
         if real == root or real.is_relative_to(root) or root.is_relative_to(real):
             raise ValueError(f"the ledger of the server's temporary files, {real}, and the root {root} overlap; {fix}")
@@ -275,12 +278,13 @@ def move(src_fd: int, src: str, dst_fd: int, dst: str, staging: int) -> int:
 _swept = False
 
 
-def sweep(roots: Iterable[Path], *, read_only: bool = False) -> None:
+def sweep(roots: Iterable[Path], journal: Path | None, *, read_only: bool = False) -> None:
     """Check the place, then tidy up after every server that died with temporary names; once per process.
 
-    ``read_only``: a server that changes nothing removes nothing either; the next one that may does."""
+    ``journal``: the journal's directory, None when it is off. ``read_only``: a server that
+    changes nothing removes nothing either; the next one that may does."""
     global _swept
-    LEDGER.directory = directory = prepare(roots)
+    LEDGER.directory = directory = prepare(roots, journal)
     if _swept or read_only:
         return
     _swept = True
