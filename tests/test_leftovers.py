@@ -14,6 +14,7 @@ place, ``list_changes`` readable, and a user's own file named like a temporary o
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -424,3 +425,26 @@ def test_only_a_dead_servers_own_temporaries_are_removed_and_never_a_users_file(
     assert sorted(p.name for p in root.iterdir()) == sorted([USER_FILE, swapped, theirs, "not-a-temporary.txt"])
     assert (root / swapped).read_text() == "a user's file\n"
     assert os.listdir(tmp_path / "journal" / "temporaries") == []
+
+
+def test_a_busy_ledger_is_rewritten_with_its_pending_lines_only(tmp_path: Path):
+    """A server never idle (always one temporary pending) keeps its ledger small all the same."""
+    from fsmcp import temporaries
+
+    (tmp_path / "journal").mkdir(mode=0o700)
+    ledger = temporaries.Ledger()
+    ledger.directory = temporaries.prepare((), tmp_path / "journal")
+    fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        pending = ledger.note({"t": "tmp", **temporaries.where(fd), "name": ".kept.000000000000.fsmcp-tmp"})
+        for i in range(20_000):
+            with contextlib.ExitStack() as stack:
+                number = ledger.note({"t": "tmp", **temporaries.where(fd), "name": f".f{i}.{'0' * 12}.fsmcp-tmp"})
+                stack.callback(ledger.done, number)
+        [name] = os.listdir(tmp_path / "journal" / "temporaries")
+        data = (tmp_path / "journal" / "temporaries" / name).read_bytes()
+        assert len(data) < 1 << 20
+        assert list(temporaries._records(data)) == [pending]
+    finally:
+        os.close(fd)
+        ledger.done(pending)
