@@ -36,7 +36,7 @@ from typing import Any
 
 from . import dirfd
 
-log = logging.getLogger("fsmcp")
+log = logging.getLogger("fsmcp.temporaries")
 
 NAME = re.compile(r"\..*\.[0-9a-f]{12}\.fsmcp-tmp\Z", re.S)
 """What :func:`fsmcp.fs.temp_name` makes; nothing else is ever removed."""
