@@ -70,6 +70,17 @@ def prepare(settings: Settings, roots: Iterable[Path]) -> None:
             raise ValueError(f"the change journal {real} lies inside the root {root}, where tools would reach the copies it keeps; {fix}")
         if root == real or root.is_relative_to(real):
             raise ValueError(f"the root {root} lies inside the change journal {real}; {fix}")
+    private_dir(real, "the change journal", fix, "plant changes that an undo would write into the roots", "the copies")
+
+
+def private_dir(real: Path, what: str, fix: str, could: str, kept: str | None = None) -> None:
+    """Make ``real`` (a real path) 0700 when missing, and check that it and the directories
+    above are this user's alone; ValueError naming ``what`` and ``fix`` when not.
+
+    The server's state (the journal, the ledgers of temporary files, the lock file) is read
+    back as what the server itself wrote: another user who could write it, or swap a directory
+    above it, ``could``; one who could read it would read ``kept``.
+    """
     me = os.geteuid()
     for above in reversed(real.parents):
         try:
@@ -78,23 +89,20 @@ def prepare(settings: Settings, roots: Iterable[Path]) -> None:
             break
         if st.st_uid not in (0, me) or (st.st_mode & 0o002 and not st.st_mode & stat_mod.S_ISVTX):
             who = f"belongs to another user (uid {st.st_uid})" if st.st_uid not in (0, me) else "is writable by every user"
-            raise ValueError(f"{above}, above the change journal {real}, {who}, who could put a journal of their own in its place; {fix}")
+            raise ValueError(f"{above}, above {what} {real}, {who}, who could put one of their own in its place; {fix}")
     try:
         real.mkdir(parents=True, mode=0o700)
     except FileExistsError:
         pass
     except OSError as exc:
-        raise ValueError(f"the change journal {real} cannot be made ({exc.strerror or exc}); {fix}") from None
+        raise ValueError(f"{what} {real} cannot be made ({exc.strerror or exc}); {fix}") from None
     st = os.lstat(real)
     if not stat_mod.S_ISDIR(st.st_mode):
-        raise ValueError(f"the change journal {real} is not a directory; {fix}")
+        raise ValueError(f"{what} {real} is not a directory; {fix}")
     if st.st_uid != me:
-        raise ValueError(
-            f"the change journal {real} belongs to another user (uid {st.st_uid}), who could plant changes that an undo "
-            f"would write into the roots; {fix}"
-        )
+        raise ValueError(f"{what} {real} belongs to another user (uid {st.st_uid}), who could {could}; {fix}")
     if st.st_mode & 0o077:
         raise ValueError(
-            f"the change journal {real} is open to other users (mode {stat_mod.S_IMODE(st.st_mode):o}), who could read the copies "
-            f"or plant changes; chmod 700 {real}, or {fix}"
+            f"{what} {real} is open to other users (mode {stat_mod.S_IMODE(st.st_mode):o}), who could {f'read {kept} or ' if kept else ''}{could}; "
+            f"chmod 700 {real}, or {fix}"
         )

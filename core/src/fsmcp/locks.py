@@ -10,12 +10,11 @@ import errno
 import fcntl
 import hashlib
 import os
-import stat as stat_mod
 import struct
 import weakref
 from pathlib import Path
 
-from .journal_place import state_home
+from .journal_place import private_dir, state_home
 
 NAME = "files.lock"
 SUPPORTED = hasattr(fcntl, "F_OFD_SETLK")
@@ -37,18 +36,7 @@ def prepare() -> Path:
     """The lock file's path, its directory made ``0700`` when missing; ValueError saying what to
     change when the directory is not this user's alone (another user could hold its locks)."""
     directory = lock_dir()
-    try:
-        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-        st = os.lstat(directory)
-    except OSError as exc:
-        raise ValueError(f"the lock directory {directory} cannot be made ({exc.strerror or exc}); {_FIX}") from None
-    if not stat_mod.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid():
-        raise ValueError(f"the lock directory {directory} is not a directory of this user's; {_FIX}")
-    if st.st_mode & 0o077:
-        raise ValueError(
-            f"the lock directory {directory} is open to other users (mode {stat_mod.S_IMODE(st.st_mode):o}), who could hold its "
-            f"locks; chmod 700 {directory}, or {_FIX}"
-        )
+    private_dir(directory, "the lock directory", _FIX, "hold its locks and stall every change")
     return directory / NAME
 
 

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from . import dirfd
+from .journal_place import private_dir
 
 log = logging.getLogger("fsmcp.temporaries")
 
@@ -82,21 +83,7 @@ def prepare(roots: Iterable[Path], journal: Path | None = None) -> Path:
     for root in roots:
         if real == root or real.is_relative_to(root) or root.is_relative_to(real):
             raise ValueError(f"the ledger of the server's temporary files, {real}, and the root {root} overlap; {fix}")
-    me = os.geteuid()
-    for above in reversed(real.parents):
-        try:
-            st = os.lstat(above)
-        except FileNotFoundError:
-            break
-        if st.st_uid not in (0, me) or (st.st_mode & 0o002 and not st.st_mode & stat_mod.S_ISVTX):
-            raise ValueError(f"{above}, above the ledger of the server's temporary files {real}, is writable by another user; {fix}")
-    try:
-        real.mkdir(parents=True, mode=0o700, exist_ok=True)
-    except OSError as exc:
-        raise ValueError(f"the ledger of the server's temporary files, {real}, cannot be made ({exc.strerror or exc}); {fix}") from None
-    st = os.lstat(real)
-    if not stat_mod.S_ISDIR(st.st_mode) or st.st_uid != me or st.st_mode & 0o077:
-        raise ValueError(f"{real}, the ledger of the server's temporary files, must be a directory of this user's with mode 700; {fix}")
+    private_dir(real, "the ledger of the server's temporary files", fix, "choose what a start deletes")
     return real
 
 
