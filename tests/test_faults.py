@@ -11,7 +11,6 @@ from __future__ import annotations
 import errno
 import json
 import os
-import queue
 import shutil
 import subprocess
 import sys
@@ -24,7 +23,7 @@ import fsmcp_write.hooks
 import pytest
 
 import fsmcp.fs
-from fsmcp.testing import connect, host_for, text_of
+from fsmcp.testing import RawStdio, connect, host_for, text_of
 
 TIMEOUT = 20
 EXIT_BOUND = 10
@@ -32,66 +31,10 @@ EXIT_BOUND = 10
 second or two it takes, and far less than the reading of a tebibyte of holes it abandons."""
 
 
-class Raw:
-    """``python -m fsmcp serve`` on pipes, answers read on a thread and matched by id."""
-
-    def __init__(self, *serve_args: str):
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "fsmcp", "serve", *serve_args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-        )
-        self._lines: queue.Queue[bytes] = queue.Queue()
-        self._answers: dict[object, dict] = {}
-        self.progressed = threading.Event()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        for line in self.proc.stdout:  # type: ignore[union-attr]
-            if b'"notifications/progress"' in line:
-                self.progressed.set()
-            self._lines.put(line)
-
-    def send(self, data: bytes) -> None:
-        self.proc.stdin.write(data)  # type: ignore[union-attr]
-        self.proc.stdin.flush()  # type: ignore[union-attr]
-
-    def request(self, id_: object, method: str, params: dict | None = None) -> None:
-        message = {"jsonrpc": "2.0", "id": id_, "method": method}
-        if params is not None:
-            message["params"] = params
-        self.send(json.dumps(message).encode() + b"\n")
-
-    def call(self, id_: object, name: str, arguments: dict, progress: bool = False) -> None:
-        meta = {"_meta": {"progressToken": f"p{id_}"}} if progress else {}
-        self.request(id_, "tools/call", {"name": name, "arguments": arguments, **meta})
-
-    def reading_endlessly(self, id_: object) -> None:
-        """Start word_count over the endless file, and return once it reports its progress."""
-        self.call(id_, "word_count", {"path": "sparse.bin"}, progress=True)
-        assert self.progressed.wait(TIMEOUT), "word_count reported no progress"
-
-    def answer(self, id_: object, timeout: float = TIMEOUT) -> dict:
-        deadline = time.monotonic() + timeout
-        while id_ not in self._answers:
-            line = self._lines.get(timeout=max(0.01, deadline - time.monotonic()))
-            message = json.loads(line)
-            if "id" in message and "method" not in message:
-                self._answers[message["id"]] = message
-        return self._answers.pop(id_)
-
-    def text(self, id_: object) -> tuple[bool, str]:
-        result = self.answer(id_)["result"]
-        return bool(result.get("isError")), "\n".join(c["text"] for c in result["content"] if c["type"] == "text")
-
-    def initialize(self) -> None:
-        self.request(0, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}})
-        assert "result" in self.answer(0)
-        self.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
-
-    def close(self, timeout: float = TIMEOUT) -> tuple[int, str]:
-        """Hang up (stdin closed) and wait: the exit status and what went to stderr."""
-        self.proc.stdin.close()  # type: ignore[union-attr]
-        rc = self.proc.wait(timeout)
-        return rc, self.proc.stderr.read().decode(errors="replace")  # type: ignore[union-attr]
+def reading_endlessly(raw: RawStdio, id_: object) -> None:
+    """Start word_count over the endless file, and return once it reports its progress."""
+    raw.call(id_, "word_count", {"path": "sparse.bin"}, progress=True)
+    assert raw.progressed.wait(TIMEOUT), "word_count reported no progress"
 
 
 def temp_files(top: Path) -> list[Path]:
@@ -101,7 +44,7 @@ def temp_files(top: Path) -> list[Path]:
 def test_malformed_json_rpc_is_answered_or_dropped_and_the_server_keeps_serving(root):
     """A request the server can attribute gets a JSON-RPC error with its id; a line that is no
     JSON-RPC message at all (not JSON, a batch, no usable id) gets one with id null."""
-    raw = Raw(str(root))
+    raw = RawStdio(str(root))
     raw.initialize()
     raw.send(b"this is not json\n")
     raw.send(b"\xff\xfe\x00 binary garbage \x80\x81\n")
@@ -142,9 +85,9 @@ def endless(root: Path) -> Path:
 
 
 def test_a_client_that_hangs_up_mid_call_leaves_a_server_that_exits_cleanly(endless):
-    raw = Raw(str(endless))
+    raw = RawStdio(str(endless))
     raw.initialize()
-    raw.reading_endlessly(1)
+    reading_endlessly(raw, 1)
     raw.call(2, "write_file", {"path": "b.txt", "content": "bravo"})
     assert raw.text(2) == (False, f"Successfully wrote 5 bytes to {endless.resolve() / 'b.txt'} (created)")
     rc, stderr = raw.close(EXIT_BOUND)  # raises if the server is still there
@@ -217,7 +160,7 @@ def test_a_client_that_stops_reading_ends_the_server_at_its_next_answer(root):
 
 
 def test_cancellations_of_calls_in_flight_stop_them_and_the_server_answers_the_rest(endless):
-    raw = Raw(str(endless))
+    raw = RawStdio(str(endless))
     raw.initialize()
     for i in range(50):
         raw.call(i + 100, "word_count", {"path": "sparse.bin"})
@@ -267,7 +210,7 @@ def test_a_full_disk_leaves_every_file_as_it_was(small_disk):
     (disk / "keep.txt").write_bytes(b"old contents\n")
     (disk / "log.txt").write_bytes(b"line\n")
     (root / "big.txt").write_bytes(b"b" * 700_000)
-    raw = Raw(str(root))
+    raw = RawStdio(str(root))
     raw.initialize()
     raw.call(1, "write_file", {"path": "disk/keep.txt", "content": "n" * 2_000_000})
     raw.call(2, "write_file", {"path": "disk/new/deep/file.txt", "content": "n" * 2_000_000})
@@ -301,7 +244,7 @@ def test_a_move_across_devices(small_disk):
     (root / "tree" / "deep" / "f.txt").write_text("f")
     (root / "tree" / "link").symlink_to("deep/f.txt")
     os.chmod(root / "tree" / "deep" / "f.txt", 0o640)
-    raw = Raw(str(root))
+    raw = RawStdio(str(root))
     raw.initialize()
     raw.call(1, "move_file", {"source": "tree", "destination": "disk/tree"})
     assert raw.text(1)[0] is False
@@ -360,7 +303,7 @@ def test_files_deleted_and_replaced_while_being_read(root):
                 churned.append(len(version))
             target.unlink()
 
-    raw = Raw(str(root))
+    raw = RawStdio(str(root))
     raw.initialize()
     thread = threading.Thread(target=churn, daemon=True)
     thread.start()

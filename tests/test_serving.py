@@ -8,8 +8,6 @@ speed: loops are bounded by count, and limits are generous ceilings.
 from __future__ import annotations
 
 import json
-import queue
-import os
 import resource
 import shutil
 import signal
@@ -26,7 +24,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from fsmcp.stdio import MAX_IN_FLIGHT
-from fsmcp.testing import http_url, text_of
+from fsmcp.testing import RawStdio, http_url, text_of
 
 STRACE = shutil.which("strace")
 TIMEOUT = 60
@@ -35,65 +33,6 @@ HELLO = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"na
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": HELLO}
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
-
-class Raw:
-    """A server process on pipes (``argv``: ``fsmcp serve`` unless told), answers read on a thread."""
-
-    def __init__(self, *serve_args: str, argv: list[str] | None = None, env: dict[str, str] | None = None):
-        self.proc = subprocess.Popen(
-            argv or [sys.executable, "-m", "fsmcp", "serve", *serve_args],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, **(env or {})},
-        )  # fmt: skip
-        self._lines: queue.Queue[bytes] = queue.Queue()
-        self._answers: dict[object, dict] = {}
-        self.progressed = threading.Event()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        for line in self.proc.stdout:  # type: ignore[union-attr]
-            if b'"notifications/progress"' in line:
-                self.progressed.set()
-            self._lines.put(line)
-
-    def send(self, data: bytes) -> None:
-        self.proc.stdin.write(data)  # type: ignore[union-attr]
-        self.proc.stdin.flush()  # type: ignore[union-attr]
-
-    def call(self, id_: object, name: str, arguments: dict, progress: bool = False) -> None:
-        meta = {"_meta": {"progressToken": f"p{id_}"}} if progress else {}
-        params = {"name": name, "arguments": arguments, **meta}
-        self.send(json.dumps({"jsonrpc": "2.0", "id": id_, "method": "tools/call", "params": params}).encode() + b"\n")
-
-    def answer(self, id_: object) -> dict:
-        for _ in range(TIMEOUT * 10):  # bounded by count
-            if id_ in self._answers:
-                return self._answers.pop(id_)
-            try:
-                message = json.loads(self._lines.get(timeout=0.1))
-            except queue.Empty:
-                if self.proc.poll() is not None and self._lines.empty():
-                    raise AssertionError(f"the server exited ({self.proc.returncode}) without answering {id_!r}: {self.stderr()[-2000:]}") from None
-                continue
-            if "id" in message and "method" not in message:
-                self._answers[message["id"]] = message
-        raise AssertionError(f"no answer to {id_!r}")
-
-    def text(self, id_: object) -> tuple[bool, str]:
-        result = self.answer(id_)["result"]
-        return bool(result.get("isError")), "\n".join(c["text"] for c in result["content"] if c["type"] == "text")
-
-    def initialize(self) -> None:
-        self.send(json.dumps({**INITIALIZE, "id": 0}).encode() + b"\n")
-        assert "result" in self.answer(0)
-        self.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
-
-    def stderr(self) -> str:
-        return self.proc.stderr.read().decode(errors="replace")  # type: ignore[union-attr]
-
-    def close(self) -> tuple[int, str]:
-        """Hang up (stdin closed) and wait: the exit status and what went to stderr."""
-        self.proc.stdin.close()  # type: ignore[union-attr]
-        return self.proc.wait(TIMEOUT), self.stderr()
 
 
 def temp_files(top: Path) -> list[Path]:
@@ -109,7 +48,7 @@ def nested_line(depth: int, id_: int = 7) -> bytes:
 
 @pytest.mark.parametrize("depth", [1_024, 100_000])
 def test_a_line_nested_deeper_than_the_limit_is_a_parse_error_and_the_server_serves_on(root, depth):
-    raw = Raw(str(root))
+    raw = RawStdio(str(root))
     raw.initialize()
     raw.send(b'{"jsonrpc": "2.0", "id": 6, "method": "ping", "params": {"a": ' + b'{"b": [' * 31 + b']}' * 31 + b"}}\n")
     raw.send(nested_line(depth))
@@ -141,7 +80,7 @@ def test_a_signal_mid_write_lets_the_write_finish_then_exits_0_leaving_nothing(t
     # The count is a thread's: the first renameat of the thread that writes is the write's
     # (its temporary file into place); start-up and the journal rename by path (rename).
     trace = tmp_path / "strace.txt"
-    raw = Raw(
+    raw = RawStdio(
         argv=[STRACE, "-f", "-qq", "-o", str(trace), "--seccomp-bpf", "-e", "trace=renameat",
               "-e", f"inject=renameat:signal={name}:when=1",
               sys.executable, "-m", "fsmcp", "serve", str(root), "--journal", str(journal)],
@@ -164,7 +103,7 @@ def test_a_signal_mid_write_lets_the_write_finish_then_exits_0_leaving_nothing(t
 def test_a_signal_during_a_call_that_never_ends_exits_0_within_the_bound(root, signum):
     with open(root / "sparse.bin", "wb") as fh:
         fh.truncate(1024**4)  # word_count would read a tebibyte of holes
-    raw = Raw(str(root))
+    raw = RawStdio(str(root))
     raw.initialize()
     raw.call(1, "word_count", {"path": "sparse.bin"}, progress=True)
     assert raw.progressed.wait(TIMEOUT), "word_count reported no progress"

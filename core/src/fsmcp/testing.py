@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import re
 import stat
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
@@ -137,6 +139,79 @@ def http_url(process: subprocess.Popen[bytes], errors: Path) -> str:
         assert process.poll() is None, f"the server exited: {errors.read_text()}"
         time.sleep(0.05)
     raise AssertionError(f"the server did not start: {errors.read_text()}")
+
+
+class RawStdio:
+    """``python -m fsmcp serve ARGS`` (or ``argv``) on pipes, spoken in raw JSON-RPC lines: a
+    client that sends what no SDK would. Answers are read on a thread and matched by id; every
+    wait is bounded (``timeout`` seconds) and says when the server exited instead."""
+
+    def __init__(self, *serve_args: str, argv: list[str] | None = None, env: dict[str, str] | None = None, timeout: float = 60):
+        self.proc = subprocess.Popen(
+            argv or [sys.executable, "-m", "fsmcp", "serve", *serve_args],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, **(env or {})},
+        )  # fmt: skip
+        self.timeout = timeout
+        self._lines: queue.Queue[bytes] = queue.Queue()
+        self._answers: dict[object, dict[str, Any]] = {}
+        self.progressed = threading.Event()
+        """Set once the server has sent a progress notification."""
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:  # type: ignore[union-attr]
+            if b'"notifications/progress"' in line:
+                self.progressed.set()
+            self._lines.put(line)
+
+    def send(self, data: bytes) -> None:
+        self.proc.stdin.write(data)  # type: ignore[union-attr]
+        self.proc.stdin.flush()  # type: ignore[union-attr]
+
+    def request(self, id_: object, method: str, params: Any = None) -> None:
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": id_, "method": method}
+        if params is not None:
+            message["params"] = params
+        self.send(json.dumps(message).encode() + b"\n")
+
+    def call(self, id_: object, name: str, arguments: Any, progress: bool = False) -> None:
+        meta = {"_meta": {"progressToken": f"p{id_}"}} if progress else {}
+        self.request(id_, "tools/call", {"name": name, "arguments": arguments, **meta})
+
+    def answer(self, id_: object, timeout: float | None = None) -> dict[str, Any]:
+        """The answer (result or error) to request ``id_``; AssertionError when none comes."""
+        deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
+        while id_ not in self._answers:
+            try:
+                message = json.loads(self._lines.get(timeout=0.1))
+            except queue.Empty:
+                if self.proc.poll() is not None and self._lines.empty():
+                    raise AssertionError(f"the server exited ({self.proc.returncode}) without answering {id_!r}: {self.stderr()[-2000:]}") from None
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"no answer to {id_!r}") from None
+                continue
+            if "id" in message and "method" not in message:
+                self._answers[message["id"]] = message
+        return self._answers.pop(id_)
+
+    def text(self, id_: object) -> tuple[bool, str]:
+        """A tool call's answer: whether it is an error, and its text."""
+        result = self.answer(id_)["result"]
+        return bool(result.get("isError")), "\n".join(c["text"] for c in result["content"] if c["type"] == "text")
+
+    def initialize(self) -> None:
+        self.request(0, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}})
+        assert "result" in self.answer(0)
+        self.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+
+    def stderr(self) -> str:
+        """What the server wrote to stderr (read to the end: call once it has exited)."""
+        return self.proc.stderr.read().decode(errors="replace")  # type: ignore[union-attr]
+
+    def close(self, timeout: float | None = None) -> tuple[int, str]:
+        """Hang up (stdin closed) and wait: the exit status and what went to stderr."""
+        self.proc.stdin.close()  # type: ignore[union-attr]
+        return self.proc.wait(self.timeout if timeout is None else timeout), self.stderr()
 
 
 class ToolCalls:
