@@ -168,16 +168,20 @@ def test_the_launcher_refuses_a_listed_path_that_vanished_or_changed_type(place)
 
 
 @pytest.mark.parametrize("way", ["mounts", "landlock-alone"])
-async def test_the_journal_inside_a_root_is_hidden_from_programs(place, way, monkeypatch):
+async def test_the_journal_inside_a_root_is_hidden_from_programs(place, way, monkeypatch, tmp_path):
     """The start refuses a journal inside a root (:mod:`fsmcp.journal_place`); were that check
     ever passed by, programs still do not see the journal's copies."""
     import fsmcp_shell.hooks
     import fsmcp_write.hooks
 
-    from fsmcp import journal_place, masks
+    from fsmcp import journal_place, masks, temporaries
     from fsmcp.testing import connect, host_for
 
     monkeypatch.setattr(journal_place, "prepare", lambda settings, roots: None)
+    # The ledgers of temporary files would live in the journal, inside the root: elsewhere here.
+    ledgers = tmp_path / "ledgers"
+    ledgers.mkdir(mode=0o700)
+    monkeypatch.setattr(temporaries, "prepare", lambda roots, journal=None: ledgers)
     if way == "landlock-alone":
         monkeypatch.setattr(masks, "can_mount", lambda: False)
     root = _seed(place, False)
