@@ -494,3 +494,18 @@ def test_a_lock_directory_open_to_others_stops_the_start(place):
     second = start()
     assert second.returncode == 2, second.stderr
     assert f"the lock directory {locks} is open to other users (mode 755)" in second.stderr and f"chmod 700 {locks}" in second.stderr
+
+
+def test_a_path_that_is_not_utf_8_has_its_lock_too(tmp_path):
+    """A name the file system holds as bytes that are no UTF-8 (read back with surrogates, as
+    ``os.fsdecode`` gives them) is locked like any other; its key was encoded as UTF-8 (the
+    property test's write of ``root/\\udc80`` failed with UnicodeEncodeError)."""
+    from fsmcp import locks
+
+    files = locks.FileLocks(tmp_path / "files.lock")
+    key = os.fsdecode(os.fsencode(str(tmp_path)) + b"/\x80name")
+    assert files.try_lock(key)
+    other = locks.FileLocks(tmp_path / "files.lock")  # another open file: as another process
+    assert not other.try_lock(key)
+    files.unlock(key)
+    assert other.try_lock(key)

@@ -64,7 +64,7 @@ class FileLocks:
     @staticmethod
     def _range(key: str, kind: int) -> bytes:
         # struct flock: l_type, l_whence, l_start, l_len, l_pid (0, as OFD locks require), padding.
-        byte = int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest()) >> 2
+        byte = int.from_bytes(hashlib.blake2b(os.fsencode(key), digest_size=8).digest()) >> 2
         return struct.pack("hhqqi4x", kind, os.SEEK_SET, byte, 1, 0)
 
     def try_lock(self, key: str) -> bool:
