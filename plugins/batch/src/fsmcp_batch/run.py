@@ -2,7 +2,9 @@
 
 A transactional step runs shielded from cancellation: cancelling it half-way would leave a
 worker thread writing after the rollback. So a cancellation lands between steps, and the
-rollback (shielded too) finishes before the cancellation goes on.
+rollback (shielded too) finishes before the cancellation goes on. A shield does not stop every
+cancellation (the stdio server's is asyncio's own), so the rollback first waits, in its thread,
+until every step the cancellation abandoned has returned: what such a step wrote is undone too.
 """
 
 from __future__ import annotations
@@ -60,7 +62,7 @@ class Run:
             await anyio.lowlevel.checkpoint_if_cancelled()
         except BaseException:
             with anyio.CancelScope(shield=True):
-                await self._roll_back()
+                await self._roll_back(settle=True)
             raise
         if self.stopped_at is not None:
             await self._roll_back()
@@ -129,13 +131,16 @@ class Run:
         self.saved.append((step, snapshot))
         return None
 
-    async def _roll_back(self) -> None:
+    async def _roll_back(self, settle: bool = False) -> None:
         if not self.saved:
             return
-        self.rollback_failures = await anyio.to_thread.run_sync(self._restore)
+        self.rollback_failures = await anyio.to_thread.run_sync(self._restore, settle)
         self.rolled_back = True
 
-    def _restore(self) -> list[str]:
+    def _restore(self, settle: bool = False) -> list[str]:
+        if settle and self.ctx.change is not None:
+            # In this thread, not awaited before it: cancelled again, the rollback still waits.
+            self.ctx.change.settle()
         failures = []
         for step, snapshot in reversed(self.saved):
             try:
