@@ -7,7 +7,8 @@ file back, or a bounded while when the rollback rightly waits for the step: the 
 then lands after a rollback that did not wait, every time, not by chance.
 
 Over HTTP the SDK cancels through an anyio scope, which the batch's shield holds off until the
-step has returned; the real server is cancelled there once a step's progress has arrived.
+step has returned. The real server, over stdio and over HTTP, is cancelled once a batch's
+fourth file exists, as the attack did: a race, so these two find the old fault only by chance.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from fsmcp import current, hookimpl
-from fsmcp.testing import ToolCalls, connect, host_for, http_url
+from fsmcp.testing import ToolCalls, connect, host_for, http_url, serve_stdio
 
 FILES = 10
 HELD = 3
@@ -146,37 +147,50 @@ async def test_a_transactional_batch_cancelled_over_http_leaves_nothing(tmp_path
         url = http_url(process, errors)
         http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60)
         async with http, Client(streamable_http_client(url, http_client=http)) as client:
-            for run in range(20):
-                place = root / f"run{run}"
-                place.mkdir()
-                operations = [
-                    {"tool": "write_file", "arguments": {"path": str(place / f"f{i:03}"), "content": "new\n" * 20000}} for i in range(30)
-                ]
-                progressed = anyio.Event()
-
-                async def progress(done: float, total: float | None, message: str | None) -> None:
-                    if done >= HELD:
-                        progressed.set()
-
-                scope = anyio.CancelScope()
-
-                async def call() -> None:
-                    with scope:
-                        await client.call_tool("batch_operations", {"operations": operations, "transactional": True}, progress_callback=progress)
-
-                async with anyio.create_task_group() as tg:
-                    tg.start_soon(call)
-                    with anyio.fail_after(120):  # a generous bound for the server to get to its fourth write
-                        await progressed.wait()
-                    scope.cancel()
-                # The change is finished (rolled back, its journal entry settled) once nothing is pending.
-                for _ in range(ROUNDS):
-                    if not [n for n in (journal / "pending").iterdir() if not n.name.endswith(".lock")]:
-                        break
-                    await anyio.sleep(0.01)
-                assert sorted(os.listdir(place)) == [], f"run {run}: {sorted(os.listdir(place))}"
-            listed = await ToolCalls(client).ok("list_changes")
-            assert "batch_operations" not in listed or "rolled back" in listed, listed
+            await cancel_batches(client, root, journal)
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+@pytest.mark.anyio
+async def test_a_transactional_batch_cancelled_over_stdio_leaves_nothing(tmp_path: Path):
+    root = tmp_path / "root"
+    root.mkdir()
+    journal = tmp_path / "journal"
+    async with serve_stdio(str(root), "--journal", str(journal), env={"XDG_STATE_HOME": str(tmp_path / "state")}) as client:
+        await cancel_batches(client, root, journal)
+
+
+async def cancel_batches(client: Client, root: Path, journal: Path) -> None:
+    """20 transactional batches of 30 writes, each cancelled once its fourth file exists (the
+    attack's trigger: the fifth write is then under way, often): once nothing is pending in the
+    journal, not one of their files is left."""
+    for run in range(20):
+        place = root / f"run{run}"
+        place.mkdir()
+        operations = [
+            {"tool": "write_file", "arguments": {"path": str(place / f"f{i:03}"), "content": "new\n" * 20000}} for i in range(30)
+        ]
+        scope = anyio.CancelScope()
+
+        async def call() -> None:
+            with scope:
+                await client.call_tool("batch_operations", {"operations": operations, "transactional": True})
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(call)
+            for _ in range(ROUNDS * 5):
+                if (place / f"f{HELD:03}").exists():
+                    break
+                await anyio.sleep(0.01)
+            assert (place / f"f{HELD:03}").exists(), "the batch never wrote its fourth file"
+            scope.cancel()
+        # The change is finished (rolled back, its journal entry settled) once nothing is pending.
+        for _ in range(ROUNDS):
+            if not [n for n in (journal / "pending").iterdir() if not n.name.endswith(".lock")]:
+                break
+            await anyio.sleep(0.01)
+        assert sorted(os.listdir(place)) == [], f"run {run}: {sorted(os.listdir(place))}"
+    listed = await ToolCalls(client).ok("list_changes")
+    assert "batch_operations" not in listed or "rolled back" in listed, listed
