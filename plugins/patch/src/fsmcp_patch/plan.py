@@ -105,11 +105,13 @@ class Plan:
             raise ToolError(ErrorCode.INVALID_PARAMS, "the diff renames or copies a file, so it names both files itself; leave path out or give a directory")
         return "", path
 
-    def _resolve(self, name: str | None, *, link_ok: bool = True) -> ResolvedPath:
+    def _resolve(self, name: str | None, *, link_ok: bool = True, entry: bool = False) -> ResolvedPath:
+        """``entry``: the name itself is made (a rename's or copy's target), checked as move_file
+        and copy_file check theirs: without following a link, so allow_write plants no protected name."""
         if not name:
             raise ToolError(ErrorCode.INVALID_PARAMS, "a change in the diff names no file (both sides are /dev/null); give a real file name on one side")
         raw = os.path.join(self.base, name)
-        resolved = self.fs.resolve(raw, Access.WRITE)
+        resolved = self.fs.resolve(raw, Access.WRITE, follow_links=not entry)
         if not link_ok and self.fs.resolve(raw, Access.WRITE, follow_links=False).path != resolved.path:
             raise ToolError(ErrorCode.NOT_FILE, f"{raw} is a symbolic link; a patch deletes or renames files, not links (delete_file removes a link)")
         return resolved
@@ -191,7 +193,7 @@ class Plan:
 
     def _rename(self, s: Section) -> None:
         source = self._state(self._resolve(s.old, link_ok=False))
-        target = self._state(self._resolve(s.new))
+        target = self._state(self._resolve(s.new, entry=True))
         if source.after is None:
             raise ToolError(ErrorCode.NOT_FOUND, f"{source.path} does not exist, so the patch cannot {s.kind} it to {target.path}")
         if target.after is not None and target is not source:
