@@ -35,3 +35,38 @@ async def test_a_patch_copies_moves_or_renames_nothing_into_a_protected_name_eve
                 await s.fail("patch_apply", "ACCESS_DENIED", patch=text, dryRun=dry)
     assert tree_of(root) == before
 
+
+DIFF = "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-one\n+ONE\n"
+BLOCK = "b.txt\n<<<<<<< SEARCH\nbee\n=======\nBEE\n>>>>>>> REPLACE\n"
+ENVELOPE = "*** Begin Patch\n*** Update File: b.txt\n@@\n-bee\n+BEE\n*** End Patch\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "forms"),
+    [
+        (DIFF + "\n" + BLOCK, ("SEARCH/REPLACE", "unified diff")),
+        (BLOCK + "\n" + DIFF, ("SEARCH/REPLACE", "unified diff")),
+        (DIFF + "\n" + ENVELOPE, ("apply_patch", "unified diff")),
+        (ENVELOPE + "\n" + DIFF, ("apply_patch", "unified diff")),
+        (ENVELOPE + "\n" + BLOCK, ("apply_patch", "SEARCH/REPLACE")),
+        (BLOCK + "\n" + ENVELOPE, ("apply_patch", "SEARCH/REPLACE")),
+    ],
+    ids=["diff-block", "block-diff", "diff-envelope", "envelope-diff", "envelope-block", "block-envelope"],
+)
+async def test_a_text_mixing_two_forms_is_refused_naming_both(root, apply_patch, text, forms):
+    # Only one form is read per text: applying it and dropping the other said OK for half a patch.
+    (root / "a.txt").write_text("one\n")
+    (root / "b.txt").write_text("bee\n")
+    before = tree_of(root)
+    error, said = await apply_patch(text)
+    assert error and said.startswith("INVALID_PARAMS: "), said
+    assert all(form in said for form in forms), said
+    assert tree_of(root) == before
+
+
+async def test_a_block_may_quote_a_diff_and_an_apply_patch_text_in_its_own_lines(root, apply_patch):
+    (root / "doc.md").write_text("Example:\nold\n")
+    block = "doc.md\n<<<<<<< SEARCH\nold\n=======\n" + DIFF + ENVELOPE + ">>>>>>> REPLACE\n"
+    error, said = await apply_patch(block)
+    assert not error, said
+    assert (root / "doc.md").read_text() == "Example:\n" + DIFF + ENVELOPE

@@ -40,11 +40,16 @@ def begin_line(lines: list[str]) -> int | None:
     return next((i for i, line in enumerate(lines) if line.rstrip() == BEGIN), None)
 
 
+def end_line(lines: list[str], begin: int) -> int | None:
+    """The line of the patch's ``*** End Patch``: the last one, so that a context line of a file
+    that quotes the marker cannot end the patch early."""
+    return next((i for i in range(len(lines) - 1, begin, -1) if lines[i].strip() == _END), None)
+
+
 def parse_begin_patch(lines: list[str], begin: int) -> list[Section]:
     """The sections of the apply_patch text whose ``*** Begin Patch`` is ``lines[begin]``; INVALID_PARAMS when malformed."""
     start = begin + 1
-    # The last one: a context line of a file that quotes the marker cannot end the patch early.
-    end = next((i for i in range(len(lines) - 1, start - 1, -1) if lines[i].strip() == _END), None)
+    end = end_line(lines, begin)
     if end is None:
         raise _malformed(len(lines), "there is no '*** End Patch' line after '*** Begin Patch': the patch may be cut short. End it with '*** End Patch'")
     reader = _Reader(lines, start, end)

@@ -36,9 +36,11 @@ def head_line(lines: list[str]) -> int | None:
     return next((i for i, line in enumerate(lines) if _HEAD.fullmatch(line.rstrip())), None)
 
 
-def parse_search_replace(lines: list[str]) -> list[Section]:
-    """One section per block (``lines`` without their endings); INVALID_PARAMS when a block is not closed."""
+def parse_search_replace(lines: list[str]) -> tuple[list[Section], list[range]]:
+    """One section per block (``lines`` without their endings), and the lines each block spans;
+    INVALID_PARAMS when a block is not closed."""
     blocks: list[tuple[str | None, list[str], list[str]]] = []
+    spans: list[range] = []
     name: str | None = None
     after = i = 0
     while i < len(lines):
@@ -50,9 +52,10 @@ def parse_search_replace(lines: list[str]) -> list[Section]:
         i, search = _until(lines, i + 1, _DIVIDER, opened, "'=======' between its SEARCH and REPLACE lines")
         i, replace = _until(lines, i + 1, _TAIL, opened, "'>>>>>>> REPLACE' at its end")
         blocks.append((name, search, replace))
+        spans.append(range(opened, i + 1))
         after = i = i + 1
     total = len(blocks)
-    return [_section(name, search, replace, f"block {n} of {total}") for n, (name, search, replace) in enumerate(blocks, 1)]
+    return [_section(name, search, replace, f"block {n} of {total}") for n, (name, search, replace) in enumerate(blocks, 1)], spans
 
 
 def _until(lines: list[str], i: int, marker: re.Pattern[str], opened: int, missing: str) -> tuple[int, list[str]]:
