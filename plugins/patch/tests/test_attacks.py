@@ -70,3 +70,23 @@ async def test_a_block_may_quote_a_diff_and_an_apply_patch_text_in_its_own_lines
     error, said = await apply_patch(block)
     assert not error, said
     assert (root / "doc.md").read_text() == "Example:\n" + DIFF + ENVELOPE
+
+
+async def test_a_search_holding_an_underline_is_searched_whole(root, apply_patch):
+    # Aider's divider is exactly seven '=': an RST underline of five or nine is a line of the file.
+    (root / "doc.rst").write_text("Title\n=====\nold\n\nPart\n=========\nold\n")
+    error, said = await apply_patch("doc.rst\n<<<<<<< SEARCH\nPart\n=========\nold\n=======\nPart\n=========\nnew\n>>>>>>> REPLACE\n")
+    assert not error, said
+    error, said = await apply_patch("doc.rst\n<<<<<<< SEARCH\nTitle\n=====\nold\n=======\nTitle\n=====\nnew\n>>>>>>> REPLACE\n")
+    assert not error, said
+    assert (root / "doc.rst").read_text() == "Title\n=====\nnew\n\nPart\n=========\nnew\n"
+
+
+async def test_a_block_with_two_dividers_is_refused_as_ambiguous(root, apply_patch):
+    # A conflict's own '=======' in SEARCH: which line divides is a guess, and a guess edits wrongly.
+    conflict = "<<<<<<< HEAD\nmine\n=======\ntheirs\n>>>>>>> branch\n"
+    (root / "c.txt").write_text("a\n" + conflict + "z\n")
+    before = tree_of(root)
+    error, said = await apply_patch("c.txt\n<<<<<<< SEARCH\n" + conflict + "=======\nmine\n>>>>>>> REPLACE\n")
+    assert error and said.startswith("INVALID_PARAMS: ") and "2 '=======' lines" in said, said
+    assert tree_of(root) == before

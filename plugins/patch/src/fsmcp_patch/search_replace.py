@@ -26,7 +26,8 @@ from fsmcp import ErrorCode, ToolError
 from .parse import Hunk, Line, Section
 
 _HEAD = re.compile(r"<{5,9} SEARCH>?")
-_DIVIDER = re.compile(r"={5,9}")
+# Exactly Aider's seven: a line of five or nine (an RST underline) is a line of the file.
+_DIVIDER = "======="
 _TAIL = re.compile(r">{5,9} REPLACE")
 _FENCE = re.compile(r"(`{3,}|~{3,})(.*)")
 
@@ -49,8 +50,11 @@ def parse_search_replace(lines: list[str]) -> tuple[list[Section], list[range]]:
             continue
         opened = i
         name = _name(lines[max(after, i - 3):i]) or name
-        i, search = _until(lines, i + 1, _DIVIDER, opened, "'=======' between its SEARCH and REPLACE lines")
-        i, replace = _until(lines, i + 1, _TAIL, opened, "'>>>>>>> REPLACE' at its end")
+        i, body = _until_tail(lines, i + 1, opened)
+        dividers = [n for n, line in enumerate(body) if line.rstrip() == _DIVIDER]
+        if len(dividers) != 1:
+            raise _divided(opened, len(dividers))
+        search, replace = body[: dividers[0]], body[dividers[0] + 1 :]
         blocks.append((name, search, replace))
         spans.append(range(opened, i + 1))
         after = i = i + 1
@@ -58,19 +62,35 @@ def parse_search_replace(lines: list[str]) -> tuple[list[Section], list[range]]:
     return [_section(name, search, replace, f"block {n} of {total}") for n, (name, search, replace) in enumerate(blocks, 1)], spans
 
 
-def _until(lines: list[str], i: int, marker: re.Pattern[str], opened: int, missing: str) -> tuple[int, list[str]]:
+def _until_tail(lines: list[str], i: int, opened: int) -> tuple[int, list[str]]:
     taken = []
-    while i < len(lines) and not marker.fullmatch(lines[i].rstrip()):
+    while i < len(lines) and not _TAIL.fullmatch(lines[i].rstrip()):
         if _HEAD.fullmatch(lines[i].rstrip()):
             break
         taken.append(lines[i])
         i += 1
-    if i >= len(lines) or not marker.fullmatch(lines[i].rstrip()):
+    if i >= len(lines) or not _TAIL.fullmatch(lines[i].rstrip()):
         raise ToolError(
             ErrorCode.INVALID_PARAMS,
-            f"the SEARCH/REPLACE block opened at line {opened + 1} has no {missing} (line {i + 1}); nothing was changed",
+            f"the SEARCH/REPLACE block opened at line {opened + 1} has no '>>>>>>> REPLACE' at its end (line {i + 1}); nothing was changed",
         )
     return i, taken
+
+
+def _divided(opened: int, dividers: int) -> ToolError:
+    if not dividers:
+        return ToolError(
+            ErrorCode.INVALID_PARAMS,
+            f"the SEARCH/REPLACE block opened at line {opened + 1} has no '=======' line (exactly seven '=') "
+            "between its SEARCH and REPLACE lines; nothing was changed",
+        )
+    # A file's own '=======' (a merge conflict) in SEARCH or REPLACE: which one divides is a guess.
+    return ToolError(
+        ErrorCode.INVALID_PARAMS,
+        f"the SEARCH/REPLACE block opened at line {opened + 1} has {dividers} '=======' lines, so where SEARCH ends "
+        "is ambiguous; nothing was changed. Keep the file's own '=======' lines out of the block, "
+        "or send the change as a unified diff or an apply_patch text",
+    )
 
 
 def _name(lines: list[str]) -> str | None:
