@@ -90,3 +90,19 @@ async def test_a_block_with_two_dividers_is_refused_as_ambiguous(root, apply_pat
     error, said = await apply_patch("c.txt\n<<<<<<< SEARCH\n" + conflict + "=======\nmine\n>>>>>>> REPLACE\n")
     assert error and said.startswith("INVALID_PARAMS: ") and "2 '=======' lines" in said, said
     assert tree_of(root) == before
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "f.txt\n<<<<<<< SEARCH\n=======\nc\n>>>>>>> REPLACE\n",
+        "*** Begin Patch\n*** Update File: f.txt\n@@\n+c\n*** End Patch\n",
+        "*** Begin Patch\n*** Update File: f.txt\n@@\n b\n+c\n*** End Patch\n",
+    ],
+    ids=["empty-search", "pure-addition", "after-context"],
+)
+async def test_appending_to_a_file_without_a_final_newline_keeps_it_without_one(root, apply_patch, text):
+    (root / "f.txt").write_bytes(b"a\nb")
+    error, said = await apply_patch(text)
+    assert not error, said
+    assert (root / "f.txt").read_bytes() == b"a\nb\nc"

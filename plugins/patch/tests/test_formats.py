@@ -346,7 +346,7 @@ async def test_an_empty_search_appends_to_a_file_that_exists(root, apply_patch):
     (root / "t.txt").write_text("one")
     error, text = await apply_patch("t.txt\n<<<<<<< SEARCH\n=======\ntwo\n>>>>>>> REPLACE\n")
     assert not error, text
-    assert (root / "t.txt").read_text() == "one\ntwo\n"
+    assert (root / "t.txt").read_text() == "one\ntwo"  # the file keeps its missing final newline
 
 
 async def test_blocks_without_a_file_name_need_path(root, apply_patch):

@@ -135,9 +135,9 @@ def _apply_text(text: str, hunks: list[Hunk], literal_eol: bool, show: bool) -> 
                 out_bodies.append(line.text)
                 out_eols.append(_ending(line, literal_eol, usual))
             i += line.op != "+"
-        if old and i == len(bodies) and eols[-1] == "" and out_eols and not any(line.no_eol for line in hunk.old):
-            # The hunk reaches the end of a file without a final newline but does not say so
-            # (a hand-written diff): the file keeps its missing newline.
+        if bodies and i == len(bodies) and eols[-1] == "" and out_eols and not any(line.no_eol for line in hunk.lines):
+            # The hunk reaches, or adds at, the end of a file without a final newline but does
+            # not say so (a hand-written diff, an append): the file keeps its missing newline.
             out_eols[-1] = ""
         cursor = i
     if failures:
