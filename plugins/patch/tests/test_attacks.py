@@ -106,3 +106,21 @@ async def test_appending_to_a_file_without_a_final_newline_keeps_it_without_one(
     error, said = await apply_patch(text)
     assert not error, said
     assert (root / "f.txt").read_bytes() == b"a\nb\nc"
+
+
+# Inputs that took minutes to hours of one core before any path was checked; finishing at all is
+# the test (old code: the 4.8 KB block took 84 s, and the work grew with the cube of its size).
+async def test_a_large_repetitive_block_is_read_in_linear_work(root, apply_patch):
+    n = 20_000  # 40 KB of SEARCH
+    (root / "x.txt").write_text("x\n" * n)
+    error, said = await apply_patch("x.txt\n<<<<<<< SEARCH\n" + "x\n" * n + "=======\n" + "x\ny\n" * (n // 2) + ">>>>>>> REPLACE\n")
+    assert not error, said
+    assert (root / "x.txt").read_text() == "x\ny\n" * (n // 2)
+
+
+async def test_a_header_with_a_long_run_of_blanks_is_read_in_linear_work(root, apply_patch):
+    # The timestamp pattern backtracked over every blank (20,000 spaces: 22.8 s; 200,000: hours).
+    (root / "a.txt").write_text("one\n")
+    name = "a.txt" + " " * 200_000 + "x"
+    error, said = await apply_patch(f"--- {name}\n+++ {name}\n@@ -1 +1 @@\n-one\n+ONE\n")
+    assert error and said.startswith("INVALID_PARAMS: ") and "PATH_MAX" in said, said[:300]

@@ -6,7 +6,9 @@ import re
 from datetime import UTC, datetime, timedelta, timezone
 
 _STAMP = re.compile(r"(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?:\.\d+)?(?: ([+-])(\d\d)(\d\d))?")
-_TRAILING_STAMP = re.compile(r"^(.*?)[ \t]+(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?(?: [+-]\d{4})?)$")
+# Searched for at the end alone, the name taken as what lies before it: a pattern holding the
+# name too backtracks over every run of blanks, quadratic in a long header line.
+_TRAILING_STAMP = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?(?: [+-]\d{4})?$")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
 
@@ -19,8 +21,11 @@ def header_name(field: str) -> tuple[str | None, str | None]:
     elif "\t" in field:
         name, stamp = field.split("\t", 1)
     else:
-        m = _TRAILING_STAMP.match(field)
-        name, stamp = (m.group(1), m.group(2)) if m else (field.rstrip(), None)
+        m = _TRAILING_STAMP.search(field)
+        if m and m.start() and field[m.start() - 1] in " \t":
+            name, stamp = field[: m.start()].rstrip(" \t"), m.group()
+        else:
+            name, stamp = field.rstrip(), None
     return (None if name == "/dev/null" else name), stamp
 
 
