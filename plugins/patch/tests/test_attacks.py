@@ -124,3 +124,23 @@ async def test_a_header_with_a_long_run_of_blanks_is_read_in_linear_work(root, a
     name = "a.txt" + " " * 200_000 + "x"
     error, said = await apply_patch(f"--- {name}\n+++ {name}\n@@ -1 +1 @@\n-one\n+ONE\n")
     assert error and said.startswith("INVALID_PARAMS: ") and "PATH_MAX" in said, said[:300]
+
+
+def _look_alike(kind: str, m: int) -> str:
+    old = ["x"] * m + ["y"] if kind.endswith("find") else ["y"] + ["x"] * m
+    if kind.startswith("sr"):
+        return "big.txt\n<<<<<<< SEARCH\n" + "".join(f"{line}\n" for line in old) + "=======\nz\n>>>>>>> REPLACE\n"
+    if kind.startswith("ap"):
+        return "*** Begin Patch\n*** Update File: big.txt\n@@\n" + "".join(f"-{line}\n" for line in old) + "+z\n*** End Patch\n"
+    return f"--- a/big.txt\n+++ b/big.txt\n@@ -1,{len(old)} +1,1 @@\n" + "".join(f"-{line}\n" for line in old) + "+z\n"
+
+
+@pytest.mark.parametrize("kind", ["sr_find", "sr_closest", "ap_find", "ud_closest"])
+async def test_a_hunk_of_look_alike_lines_on_a_large_file_of_them_is_matched_in_linear_work(root, apply_patch, kind):
+    # Every line of the file agrees with most of the hunk's: matching cost the file's lines times
+    # the hunk's (20,000 by 1,000 lines: 8 to 53 s; these: hours). Finishing is the test.
+    (root / "big.txt").write_text("x\n" * 200_000)
+    error, said = await apply_patch(_look_alike(kind, 5_000))
+    assert error and said.startswith("PATCH_FAILED: "), said[:300]
+    assert kind.endswith("find") or "the search for the closest place stopped after" in said, said[:600]
+    assert (root / "big.txt").read_text() == "x\n" * 200_000

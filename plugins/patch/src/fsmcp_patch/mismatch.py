@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from fsmcp import lines_withheld
 
-from .search import closest, locate
+from .search import CLOSEST_WORK, closest, locate
 
 if TYPE_CHECKING:
     from .parse import Hunk
@@ -50,12 +50,12 @@ def describe(keys: list[str], hunk: Hunk, number: int, total: int, expected: int
     if not show:
         return f"{head}: its {what} are not in the file. {lines_withheld('What the file has instead')}."
     if hunk.numbered:
-        pos, agree = closest(keys, old, expected, lo)
+        pos, agree, capped = closest(keys, old, expected, lo)
     else:
         # Found whitespace tolerated, so the closest place is judged the same way; where no line
         # agrees whole, where a line is most like one of the hunk's (no line number says where).
         stripped = [k.strip() for k in keys]
-        pos, agree = closest(stripped, [o.strip() for o in old], lo, lo)
+        pos, agree, capped = closest(stripped, [o.strip() for o in old], lo, lo)
         if not agree:
             pos = _most_like(stripped, old, lo, pos)
     found = keys[pos:pos + n]
@@ -74,6 +74,8 @@ def describe(keys: list[str], hunk: Hunk, number: int, total: int, expected: int
         ),
         f"expected ({side}, {numbered}):",
     ]
+    if capped:
+        lines.insert(2, f"(the search for the closest place stopped after {CLOSEST_WORK:,} line comparisons, the file and hunk being of look-alike lines: a closer place may lie further on)")
     start = max(0, first - 3)
     stop = min(n, start + _SHOWN)
     lines += _side(old, found, start, stop, hunk.old_start if hunk.numbered else pos + 1, n)

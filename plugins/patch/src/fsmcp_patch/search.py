@@ -17,36 +17,60 @@ def locate(keys: list[str], old: list[str], expected: int, lo: int) -> int | Non
     expected = min(max(expected, lo), hi)
     if n == 0:
         return expected
-    first = old[0]
-
-    def matches(p: int) -> bool:
-        return keys[p] == first and keys[p:p + n] == old
-
-    if matches(expected):
-        return expected
-    for d in range(1, max(expected - lo, hi - expected) + 1):
-        if expected + d <= hi and matches(expected + d):
-            return expected + d
-        if expected - d >= lo and matches(expected - d):
-            return expected - d
-    return None
+    return min(starts(keys, old, lo, hi), key=lambda p: (abs(p - expected), -p), default=None)
 
 
-def closest(keys: list[str], old: list[str], expected: int, lo: int) -> tuple[int, int]:
-    """The start at or after ``lo`` where the most of ``old``'s lines agree, nearest ``expected``."""
+def starts(keys: list[str], old: list[str], lo: int, hi: int):
+    """Every start in ``lo..hi`` where ``old`` (not empty) matches, in order: Knuth–Morris–Pratt,
+    so a file of look-alike lines costs one pass, not one comparison of the hunk per line."""
+    n = len(old)
+    back = [0] * n
+    k = 0
+    for i in range(1, n):
+        while k and old[i] != old[k]:
+            k = back[k - 1]
+        if old[i] == old[k]:
+            k += 1
+        back[i] = k
+    k = 0
+    for q in range(lo, min(len(keys), hi + n)):
+        while k and keys[q] != old[k]:
+            k = back[k - 1]
+        if keys[q] == old[k]:
+            k += 1
+        if k == n:
+            yield q - n + 1
+            k = back[k - 1]
+
+
+CLOSEST_WORK = 2_000_000
+"""Line agreements counted in the search for the closest place: a file and hunk of look-alike
+lines would otherwise cost the file's lines times the hunk's."""
+
+
+def closest(keys: list[str], old: list[str], expected: int, lo: int) -> tuple[int, int, bool]:
+    """The start at or after ``lo`` where the most of ``old``'s lines agree, nearest ``expected``;
+    and whether the search stopped at CLOSEST_WORK, having seen only the file's first part."""
     hi = max(lo, len(keys) - len(old))
     wanted: dict[str, list[int]] = {}
     for i, key in enumerate(old):
         wanted.setdefault(key, []).append(i)
     score: Counter[int] = Counter()
+    work = 0
+    capped = False
     for q in range(lo, len(keys)):
-        for i in wanted.get(keys[q], ()):
+        at = wanted.get(keys[q], ())
+        work += len(at) + 1
+        if work > CLOSEST_WORK:
+            capped = True
+            break
+        for i in at:
             if lo <= q - i <= hi:
                 score[q - i] += 1
     if not score:
-        return min(max(expected, lo), hi), 0
+        return min(max(expected, lo), hi), 0, capped
     best = max(score, key=lambda p: (score[p], -abs(p - expected)))
-    return best, score[best]
+    return best, score[best], capped
 
 
 # What a hunk without line numbers may get wrong, most exact first (codex's apply_patch and Aider
@@ -74,13 +98,12 @@ def find(keys: list[str], old: list[str], lo: int, at_end: bool) -> tuple[int, i
     hi = len(keys) - n
     if hi < lo:
         return None
-    starts = range(hi, hi + 1) if at_end else range(lo, hi + 1)
+    if at_end:
+        lo = hi
     if n == 0:
-        return starts[0], 0
+        return lo, 0
     for tier, (_, same) in enumerate(TOLERANCES):
-        want = [same(line) for line in old]
-        first = want[0]
-        for p in starts:
-            if same(keys[p]) == first and all(same(keys[p + k]) == want[k] for k in range(1, n)):
-                return p, tier
+        hit = next(starts([same(key) for key in keys[lo:]], [same(line) for line in old], 0, hi - lo), None)
+        if hit is not None:
+            return lo + hit, tier
     return None
