@@ -144,3 +144,14 @@ async def test_a_hunk_of_look_alike_lines_on_a_large_file_of_them_is_matched_in_
     assert error and said.startswith("PATCH_FAILED: "), said[:300]
     assert kind.endswith("find") or "the search for the closest place stopped after" in said, said[:600]
     assert (root / "big.txt").read_text() == "x\n" * 200_000
+
+
+async def test_a_patch_failing_in_hundreds_of_blocks_stays_within_the_output_budget(tmp_path, root):
+    # format=json carries the failures as data too: every report, untruncated, was 4.6 MB.
+    long = "q" * 290
+    (root / "f.txt").write_text("".join(f"{long} {i}\n" for i in range(2000)))
+    blocks = "".join("f.txt\n<<<<<<< SEARCH\n" + "".join(f"{long} {i + k}x\n" for k in range(16)) + "=======\nz\n>>>>>>> REPLACE\n" for i in range(400))
+    async with serve_stdio(str(root), "--format", "json", "--journal", str(tmp_path / "journal"), cwd=root) as client:
+        result = await client.call_tool("patch_apply", {"patch": blocks, "dryRun": True})
+    assert result.is_error
+    assert len(result.model_dump_json()) <= 80_000 + 10_000, len(result.model_dump_json())

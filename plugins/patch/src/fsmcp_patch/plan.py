@@ -251,7 +251,23 @@ class Plan:
         if all(self.ctx.is_protected(path) for path in files):
             advice = "Ask the user for the file's current lines, or replace the whole file with write_file."
         text, _ = truncate(f"{head}\n\n{body}\n\n{advice}", self.ctx.budget, f"Fix the {self.fmt.noun}s shown, then apply again to see the rest.")
-        return ToolError(ErrorCode.PATCH_FAILED, text, {"failed": [{"path": p, "report": r} for p, r in self.failures]})
+        return ToolError(ErrorCode.PATCH_FAILED, text, self._failed_details())
+
+    def _failed_details(self) -> dict[str, object]:
+        """Which hunks failed, as data: each report's first line (the text has the rest), as many
+        as a tenth of the output budget holds, so the data does not double the result's size."""
+        failed: list[dict[str, str]] = []
+        room = self.ctx.budget // 10
+        for path, report in self.failures:
+            head = report.split("\n", 1)[0][:300]
+            room -= len(path) + len(head) + 30
+            if room < 0:
+                break
+            failed.append({"path": path, "report": head})
+        details: dict[str, object] = {"failed": failed}
+        if len(failed) < len(self.failures):
+            details["omitted"] = len(self.failures) - len(failed)
+        return details
 
 
 def _count(n: int, noun: str) -> str:
