@@ -155,3 +155,14 @@ async def test_a_patch_failing_in_hundreds_of_blocks_stays_within_the_output_bud
         result = await client.call_tool("patch_apply", {"patch": blocks, "dryRun": True})
     assert result.is_error
     assert len(result.model_dump_json()) <= 80_000 + 10_000, len(result.model_dump_json())
+
+
+async def test_a_name_ending_in_a_slash_makes_no_file_and_a_pipe_is_named_plainly(root, apply_patch):
+    import os
+
+    error, said = await apply_patch("*** Begin Patch\n*** Add File: newdir/\n+x\n*** End Patch\n")
+    assert error and said.startswith("INVALID_PARAMS: ") and "newdir/" in said, said
+    assert not (root / "newdir").exists()
+    os.mkfifo(root / "pipe")
+    error, said = await apply_patch("*** Begin Patch\n*** Update File: pipe\n@@\n-a\n+b\n*** End Patch\n")
+    assert error and said.startswith("NOT_FILE: ") and " a other" not in said, said

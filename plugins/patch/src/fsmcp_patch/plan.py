@@ -110,6 +110,9 @@ class Plan:
         and copy_file check theirs: without following a link, so allow_write plants no protected name."""
         if not name:
             raise ToolError(ErrorCode.INVALID_PARAMS, "a change in the diff names no file (both sides are /dev/null); give a real file name on one side")
+        if name.endswith("/"):
+            # The host would drop the slash and make a file of what was meant as a directory.
+            raise ToolError(ErrorCode.INVALID_PARAMS, f"{name} ends in '/', so it names a directory; a patch changes files only: name the file")
         raw = os.path.join(self.base, name)
         resolved = self.fs.resolve(raw, Access.WRITE, follow_links=not entry)
         if not link_ok and self.fs.resolve(raw, Access.WRITE, follow_links=False).path != resolved.path:
@@ -121,7 +124,8 @@ class Plan:
         if state is None:
             kind = self.fs.kind(path)
             if kind not in (None, "file"):
-                raise ToolError(ErrorCode.NOT_FILE, f"{path} is a {kind}, not a file; a patch changes files only")
+                what = {"directory": "a directory", "symlink": "a symbolic link"}.get(kind, "a special file (a pipe, socket or device)")
+                raise ToolError(ErrorCode.NOT_FILE, f"{path} is {what}, not a file; a patch changes files only")
             data = self.fs.read_bytes(path) if kind == "file" else None
             state = self.states[path.path] = State(path, data, data)
         return state
