@@ -166,3 +166,28 @@ async def test_a_name_ending_in_a_slash_makes_no_file_and_a_pipe_is_named_plainl
     os.mkfifo(root / "pipe")
     error, said = await apply_patch("*** Begin Patch\n*** Update File: pipe\n@@\n-a\n+b\n*** End Patch\n")
     assert error and said.startswith("NOT_FILE: ") and " a other" not in said, said
+
+
+def _envelope(*sections: str) -> str:
+    return "*** Begin Patch\n" + "".join(sections) + "*** End Patch\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        (_envelope("*** Add File: q\n+x\n", "*** Add File: q/r.txt\n+y\n"), "NOT_DIRECTORY"),
+        (_envelope("*** Add File: q/r.txt\n+y\n", "*** Add File: q\n+x\n"), "NOT_FILE"),
+        (_envelope("*** Update File: b.txt\n*** Move to: dd\n", "*** Add File: dd/x.txt\n+y\n"), "NOT_DIRECTORY"),
+        (_envelope("*** Add File: dd/x.txt\n+y\n", "*** Update File: b.txt\n*** Move to: dd\n"), "ALREADY_EXISTS"),
+    ],
+    ids=["file-then-inside", "inside-then-file", "move-then-inside", "inside-then-move"],
+)
+async def test_a_dry_run_fails_as_the_real_call_does_when_one_section_makes_room_for_another(tmp_path, root, text, code):
+    # The plan models what earlier sections make: a file where a later one needs a directory.
+    (root / "b.txt").write_text("b\n")
+    before = tree_of(root)
+    async with serve_stdio(str(root), "--journal", str(tmp_path / "journal"), cwd=root) as client:
+        s = ToolCalls(client)
+        for dry in (True, False):
+            await s.fail("patch_apply", code, patch=text, dryRun=dry)
+    assert tree_of(root) == before

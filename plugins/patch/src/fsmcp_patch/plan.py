@@ -143,7 +143,20 @@ class Plan:
                 f"{state.path} already exists, but the patch creates it ({self.fmt.creates}); "
                 "delete it first, or make the patch against its current content",
             )
+        self._room(state, ErrorCode.NOT_FILE)
         self._patch(s, state, b"", "create")
+
+    def _room(self, state: State, inside: ErrorCode) -> None:
+        """Refuse, as writing will, a file the patch makes where an earlier section made a file
+        of a directory above it, or put files inside it (``inside``: the code writing gives)."""
+        here = state.path.path
+        for other in self.states.values():
+            if other.after is None or other is state:
+                continue
+            if other.path.path in here.parents:
+                raise ToolError(ErrorCode.NOT_DIRECTORY, f"an earlier change in the patch makes {other.path} a file, so it cannot hold {state.path}")
+            if here in other.path.path.parents:
+                raise ToolError(inside, f"an earlier change in the patch puts {other.path} inside {state.path}, so {state.path} is a directory, not a file")
 
     def _modify(self, s: Section) -> None:
         if self.single is not None:
@@ -165,6 +178,7 @@ class Plan:
                 raise refused  # type: ignore[misc]
         if state.after is None:
             if side_is_empty(s.hunks, "old"):
+                self._room(state, ErrorCode.NOT_FILE)
                 self._patch(s, state, b"", "create")
                 return
             where = "" if self.single else f" (names in the patch resolve against {self.base})"
@@ -202,6 +216,8 @@ class Plan:
             raise ToolError(ErrorCode.NOT_FOUND, f"{source.path} does not exist, so the patch cannot {s.kind} it to {target.path}")
         if target.after is not None and target is not source:
             raise ToolError(ErrorCode.ALREADY_EXISTS, f"{target.path} already exists; the patch would {s.kind} {source.path} over it. Delete it first")
+        if target is not source:
+            self._room(target, ErrorCode.ALREADY_EXISTS)
         data = source.after
         result = self._apply(s, source, data) if s.hunks else None
         if s.hunks and result is None:
