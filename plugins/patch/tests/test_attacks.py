@@ -3,6 +3,8 @@ tools keep them, texts it must not half-read, and dry runs that answer as the re
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from fsmcp.testing import ToolCalls, serve_stdio, tree_of
 
@@ -158,8 +160,6 @@ async def test_a_patch_failing_in_hundreds_of_blocks_stays_within_the_output_bud
 
 
 async def test_a_name_ending_in_a_slash_makes_no_file_and_a_pipe_is_named_plainly(root, apply_patch):
-    import os
-
     error, said = await apply_patch("*** Begin Patch\n*** Add File: newdir/\n+x\n*** End Patch\n")
     assert error and said.startswith("INVALID_PARAMS: ") and "newdir/" in said, said
     assert not (root / "newdir").exists()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 
 
 def locate(keys: list[str], old: list[str], expected: int, lo: int) -> int | None:
@@ -20,7 +21,7 @@ def locate(keys: list[str], old: list[str], expected: int, lo: int) -> int | Non
     return min(starts(keys, old, lo, hi), key=lambda p: (abs(p - expected), -p), default=None)
 
 
-def starts(keys: list[str], old: list[str], lo: int, hi: int):
+def starts(keys: list[str], old: list[str], lo: int, hi: int) -> Iterator[int]:
     """Every start in ``lo..hi`` where ``old`` (not empty) matches, in order: Knuth–Morris–Pratt,
     so a file of look-alike lines costs one pass, not one comparison of the hunk per line."""
     n = len(old)
