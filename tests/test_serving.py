@@ -291,14 +291,31 @@ def test_an_http_body_past_the_limit_is_refused_saying_the_limit_and_what_to_do(
     try:
         opened = _post(url, json.dumps(INITIALIZE).encode())
         session = opened.headers["mcp-session-id"]
-        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "write_file", "arguments": {"path": "big.txt", "content": "x" * 5_000_000}}}
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "write_file", "arguments": {"path": "big.txt", "content": "x" * 8_000_000}}}
         response = _post(url, json.dumps(call).encode(), session)
         assert response.status_code == 413, (response.status_code, response.text[:500])
         error = response.json()["error"]
-        assert error["code"] == -32600 and f"{2 * 1_000_000 + 2**20:,} bytes" in error["message"] and "append_file" in error["message"], error
+        assert error["code"] == -32600 and f"{6 * 1_000_000 + 2**20:,} bytes" in error["message"] and "append_file" in error["message"], error
         assert response.json()["id"] is None
         ping = _post(url, b'{"jsonrpc": "2.0", "id": 8, "method": "ping"}', session)
         assert ping.status_code == 200, ping.text
     finally:
         _stop(proc)
     assert not (root / "big.txt").exists()
+
+
+@pytest.mark.parametrize("kind", ["control characters", "surrogate pairs"])
+def test_http_takes_a_file_of_max_file_bytes_whatever_its_json_escapes_cost(tmp_path, kind):
+    """JSON text costs up to 6 bytes a byte (``\\u0001``) and 12 for 4 (a surrogate pair, 3x)."""
+    proc, errors, url, root = _http_server(tmp_path, config="max_file_bytes = 1000000\n")
+    content = "\x01" * 1_000_000 if kind == "control characters" else "\U0001f600" * 250_000
+    try:
+        opened = _post(url, json.dumps(INITIALIZE).encode())
+        session = opened.headers["mcp-session-id"]
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "write_file", "arguments": {"path": "big.txt", "content": content}}}
+        body = json.dumps(call, ensure_ascii=True).encode()
+        response = _post(url, body, session)
+        assert response.status_code == 200, (len(body), response.status_code, response.text[:500])
+        assert (root / "big.txt").read_text() == content
+    finally:
+        _stop(proc)

@@ -58,10 +58,15 @@ DESCRIPTORS_PER_REQUEST = 2
 """A request's connection, and what its call opens meanwhile."""
 
 
+JSON_BYTES_PER_BYTE = 6
+"""What one byte of a file costs at most as JSON text: a control character is ``\\u0001`` (a
+surrogate pair is 12 bytes for 4, base64 4 for 3)."""
+
+
 def body_limit(settings: Settings) -> int:
-    """The largest request body: the largest file a tool writes (``max_file_bytes``) as JSON text
-    takes up to twice its bytes (escapes, base64's third), and the request around it."""
-    return 2 * settings.max_file_bytes + ENVELOPE_BYTES
+    """The largest request body: the largest file a tool writes (``max_file_bytes``) as JSON text,
+    whatever its escapes, and the request around it."""
+    return JSON_BYTES_PER_BYTE * settings.max_file_bytes + ENVELOPE_BYTES
 
 
 def request_limit() -> int:
