@@ -175,7 +175,7 @@ CALLS = 100_000
 # -- HTTP -------------------------------------------------------------------------------------
 
 
-def _http_server(tmp_path: Path, *extra: str, config: str = "", nofile: int | None = None) -> tuple[subprocess.Popen[bytes], Path, str, Path]:
+def _http_server(tmp_path: Path, *extra: str, config: str = "", nofile: int | None = None, wrapper: tuple[str, ...] = ()) -> tuple[subprocess.Popen[bytes], Path, str, Path]:
     root = tmp_path / "root"
     root.mkdir(exist_ok=True)
     (root / "a.txt").write_text("alpha\n")
@@ -192,7 +192,7 @@ def _http_server(tmp_path: Path, *extra: str, config: str = "", nofile: int | No
 
     with errors.open("wb") as sink:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "fsmcp", "serve", "--transport", "http", "--port", "0", "--token-file", str(token), "--config", str(conf), str(root), *extra],
+            [*wrapper, sys.executable, "-m", "fsmcp", "serve", "--transport", "http", "--port", "0", "--token-file", str(token), "--config", str(conf), str(root), *extra],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=sink, preexec_fn=limit,
         )  # fmt: skip
     return proc, errors, http_url(proc, errors), root
@@ -319,3 +319,43 @@ def test_http_takes_a_file_of_max_file_bytes_whatever_its_json_escapes_cost(tmp_
         assert (root / "big.txt").read_text() == content
     finally:
         _stop(proc)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_http_idle_ends_on_a_signal_with_exit_0(tmp_path, signum):
+    proc, errors, url, _ = _http_server(tmp_path)
+    try:
+        assert _post(url, json.dumps(INITIALIZE).encode()).status_code == 200
+        proc.send_signal(signum)
+        rc = proc.wait(TIMEOUT)
+    finally:
+        _stop(proc)
+    assert rc == 0, (rc, errors.read_text()[-2000:])
+    assert "Traceback" not in errors.read_text(), errors.read_text()[-2000:]
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_http_a_signal_mid_write_lets_the_write_finish_and_answer_then_exits_0(tmp_path, signum):
+    """As over stdio: strace sends the signal at the write's rename, its temporary file complete,
+    and holds the rename 2 s (within the 5 s grace; an event stream was cut 0.5 s after a signal)."""
+    assert STRACE, "strace is needed to send the signal at a chosen step of the write"
+    name = {signal.SIGTERM: "TERM", signal.SIGINT: "INT"}[signum]
+    trace = tmp_path / "strace.txt"
+    wrapper = (STRACE, "-f", "-qq", "-o", str(trace), "--seccomp-bpf", "-e", "trace=renameat",
+               "-e", f"inject=renameat:signal={name}:delay_exit=2000000:when=1")  # fmt: skip
+    proc, errors, url, root = _http_server(tmp_path, "--journal", str(tmp_path / "journal"), wrapper=wrapper)
+    content = "0123456789abcde\n" * (10 * 1024 * 1024 // 16)
+    try:
+        opened = _post(url, json.dumps(INITIALIZE).encode())
+        session = opened.headers["mcp-session-id"]
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "write_file", "arguments": {"path": "big.txt", "content": content}}}
+        response = _post(url, json.dumps(call).encode(), session)
+        rc = proc.wait(TIMEOUT)
+    finally:
+        _stop(proc)
+    stderr = errors.read_text()
+    assert response.status_code == 200 and "Successfully wrote" in response.text, (response.status_code, response.text[:500], stderr[-2000:])
+    assert rc == 0, (rc, stderr[-2000:])
+    assert f"--- SIG{name} " in trace.read_text() and ".big.txt." in trace.read_text(), trace.read_text()[-2000:]
+    assert (root / "big.txt").read_text() == content and temp_files(root) == []
+    assert "Traceback" not in stderr and "without completing response" not in stderr, stderr[-2000:]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import errno
 import hashlib
 import hmac
@@ -13,7 +14,7 @@ import os
 import socket
 import stat
 import time
-from collections.abc import Mapping
+from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,6 +23,7 @@ import uvicorn
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from mcp.types import UNSUPPORTED_PROTOCOL_VERSION
 from mcp.types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from sse_starlette.sse import AppStatus
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
@@ -163,6 +165,8 @@ class Gate:
         self.max_body = max_body
         self.max_requests = max_requests
         self._serving = 0
+        self.posts = 0
+        """POSTs in flight: the calls a signal lets finish (a session's GET stream never ends)."""
         self._last_refusal = -BURST_GAP
         """When a request or a connection was last refused: a burst is logged once, at its start."""
 
@@ -173,11 +177,14 @@ class Gate:
         if self._serving >= self.max_requests:
             await self._refuse_busy()(scope, receive, send)
             return
+        post = scope["method"] == "POST"
         self._serving += 1
+        self.posts += post
         try:
             await self._serve(scope, receive, send)
         finally:
             self._serving -= 1
+            self.posts -= post
 
     async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
@@ -329,4 +336,34 @@ async def serve_http(host: Host, token: str, listener: Listener) -> None:
         lifespan="on",
         timeout_graceful_shutdown=STOP_GRACE,  # SIGTERM and SIGINT end both transports alike
     )
-    await uvicorn.Server(config).serve(sockets=[listener.sock])
+    await _Server(config, gate).serve(sockets=[listener.sock])
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, ending on SIGTERM or SIGINT as stdio does: no new connection, the calls in
+    flight have :data:`STOP_GRACE` seconds to finish and answer, then exit 0."""
+
+    def __init__(self, config: uvicorn.Config, gate: Gate):
+        super().__init__(config)
+        self.gate = gate
+        # sse_starlette ends every event stream, a call's answer included, as soon as uvicorn
+        # hears a signal; they end here once the calls are done instead.
+        AppStatus.disable_automatic_graceful_drain()
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Generator[None, None, None]:
+        with super().capture_signals():
+            yield
+            # uvicorn raises the signal again once it has served, killing the process (-15);
+            # the signal was handled: the server ended as asked.
+            self._captured_signals.clear()
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        for server in self.servers:
+            server.close()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + STOP_GRACE
+        while self.gate.posts and not self.force_exit and loop.time() < deadline:
+            await asyncio.sleep(0.05)
+        AppStatus.should_exit = True  # the streams left (a session's GET) end now
+        await super().shutdown(sockets)
