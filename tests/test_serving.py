@@ -359,3 +359,33 @@ def test_http_a_signal_mid_write_lets_the_write_finish_and_answer_then_exits_0(t
     assert f"--- SIG{name} " in trace.read_text() and ".big.txt." in trace.read_text(), trace.read_text()[-2000:]
     assert (root / "big.txt").read_text() == content and temp_files(root) == []
     assert "Traceback" not in stderr and "without completing response" not in stderr, stderr[-2000:]
+
+
+# -- the longest message over stdio -----------------------------------------------------------
+
+
+def test_stdio_drops_a_line_past_the_largest_write_as_json_unread_saying_the_limit(tmp_path):
+    """The longest line is what a file of max_file_bytes takes as JSON (6 bytes a byte) and 1 MiB:
+    a longer one is answered with a parse error that says the limit, and never held whole."""
+    root = tmp_path / "root"
+    root.mkdir()
+    (tmp_path / "fsmcp.toml").write_text("max_file_bytes = 1000000\n")
+    raw = RawStdio(str(root), "--config", str(tmp_path / "fsmcp.toml"), env={"XDG_CACHE_HOME": str(tmp_path / "cache")})
+    raw.initialize()
+    limit = 6 * 1_000_000 + 2**20
+    largest = {"path": "big.txt", "content": "\x01" * 1_000_000}
+    raw.call(2, "write_file", largest)  # ensure_ascii: 6,000,000 bytes of escapes, accepted
+    assert raw.text(2)[0] is False, raw.text(2)
+    zeros = 40 * 1024 * 1024 // 2
+    raw.send(b'{"jsonrpc": "2.0", "id": 9, "method": "ping", "params": {"a": [' + b"0," * (zeros - 1) + b"0]}}\n")
+    raw.request(10, "ping")
+    refused = raw.answer(None)["error"]
+    assert refused["code"] == -32700 and f"{limit:,} bytes" in refused["message"] and "append_file" in refused["message"], refused
+    assert raw.answer(10) == {"jsonrpc": "2.0", "id": 10, "result": {}}
+    peak = int(dict(line.split(":", 1) for line in Path(f"/proc/{raw.proc.pid}/status").read_text().splitlines())["VmHWM"].split()[0]) * 1024
+    rc, stderr = raw.close()
+    assert rc == 0 and "Traceback" not in stderr, stderr[-2000:]
+    assert (root / "big.txt").read_bytes() == b"\x01" * 1_000_000
+    print(f"peak RSS {peak / 1024**2:.0f} MB with a {limit:,}-byte limit")
+    assert peak < 400 * 1024**2, f"peak RSS {peak / 1024**2:.0f} MB: the 40 MB line was held"
+

@@ -30,7 +30,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from .config import Settings
 from .server import build_server
 from .stdio import STOP_GRACE
-from .wire import TOO_DEEP, too_deep
+from .wire import TOO_DEEP, max_message_bytes, too_deep
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send
@@ -49,8 +49,6 @@ HOW_TO_SET_A_TOKEN = (
 )
 
 
-ENVELOPE_BYTES = 1 << 20
-"""What a request carries besides a file's content, at most, in the body limit."""
 SPARE_DESCRIPTORS = 24
 """Descriptors kept free of connections for the calls' own work (files, a program's pipes, the
 journal) and for accepting a connection to refuse it."""
@@ -60,15 +58,9 @@ DESCRIPTORS_PER_REQUEST = 2
 """A request's connection, and what its call opens meanwhile."""
 
 
-JSON_BYTES_PER_BYTE = 6
-"""What one byte of a file costs at most as JSON text: a control character is ``\\u0001`` (a
-surrogate pair is 12 bytes for 4, base64 4 for 3)."""
-
-
 def body_limit(settings: Settings) -> int:
-    """The largest request body: the largest file a tool writes (``max_file_bytes``) as JSON text,
-    whatever its escapes, and the request around it."""
-    return JSON_BYTES_PER_BYTE * settings.max_file_bytes + ENVELOPE_BYTES
+    """The largest request body: the longest message, as over stdio."""
+    return max_message_bytes(settings.max_file_bytes)
 
 
 def request_limit() -> int:

@@ -32,7 +32,7 @@ from . import __version__, shapes
 from .client_roots import ClientRoots
 from .consent import Consent, call_digest, elicits_forms, form
 from .current import OffLoop
-from .wire import TOO_DEEP, PipeWire, Wire, too_deep
+from .wire import TOO_DEEP, TOO_LONG, PipeWire, Wire, max_message_bytes, too_deep, too_long
 from .workers import WORKERS
 
 if TYPE_CHECKING:
@@ -505,6 +505,9 @@ async def messages(wire: Wire) -> AsyncIterator[dict[str, Any] | list[Any]]:
     while (line := await wire.read_line()) is not None:
         if not line.strip():
             continue
+        if line is TOO_LONG and wire.limit is not None:
+            await wire.send({"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": too_long(wire.limit)}})
+            continue
         if too_deep(line):  # before any parser, whose recursion it would exhaust
             await wire.send({"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": TOO_DEEP}})
             continue
@@ -551,7 +554,7 @@ async def serve_stdio(host: Host | DeferredHost) -> None:
     """Serve one client over stdin and stdout until it closes its end, or SIGTERM or SIGINT comes;
     then end the process promptly."""
     loop = asyncio.get_running_loop()
-    wire = await PipeWire.claim()
+    wire = await PipeWire.claim(max_message_bytes(host.settings.max_file_bytes))
     serving = asyncio.current_task()
 
     def stop(name: str) -> None:

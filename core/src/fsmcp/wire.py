@@ -13,8 +13,26 @@ import orjson
 
 from .jsontext import dumps
 
-MAX_MESSAGE_BYTES = 1 << 30
-"""The longest line read; a longer one is answered with a parse error and skipped."""
+ENVELOPE_BYTES = 1 << 20
+"""What a message carries besides a file's content, at most."""
+JSON_BYTES_PER_BYTE = 6
+"""What one byte of a file costs at most as JSON text: a control character is ``\\u0001`` (a
+surrogate pair is 12 bytes for 4, base64 4 for 3)."""
+
+
+def max_message_bytes(max_file_bytes: int) -> int:
+    """The longest message (a line over stdio, a request body over HTTP): the largest file a tool
+    writes, as JSON text whatever its escapes, and the request around it. Parsed, a message takes
+    up to ~14 times its size in memory (an array of small numbers): no longer one is read."""
+    return JSON_BYTES_PER_BYTE * max_file_bytes + ENVELOPE_BYTES
+
+
+def too_long(limit: int) -> str:
+    return (
+        f"Parse error: a message past this server's limit of {limit:,} bytes (a file of max_file_bytes as JSON "
+        "text, and the request around it) was dropped unread; write a larger file in parts (write_file, then "
+        "append_file), or raise max_file_bytes in the server's configuration"
+    )
 
 
 MAX_NESTING = 64
@@ -68,6 +86,9 @@ class Wire:
     live = False
     """Whether the input comes from a client that is there (a pipe, a socket, a terminal), whose end
     of the input means it is leaving; not from a file, read to its end and answered in full."""
+
+    limit: int | None = None
+    """The longest line read whole; a longer one is read as :data:`TOO_LONG`."""
 
     stopped: str | None = None
     """Why no more requests are read though the client is still there (the signal that ends the
@@ -140,7 +161,7 @@ class PipeWire(Wire):
             await self._writer.transport.get_protocol().lost.wait()  # type: ignore[attr-defined]
 
     @classmethod
-    async def claim(cls) -> PipeWire:
+    async def claim(cls, limit: int) -> PipeWire:
         loop = asyncio.get_running_loop()
         fd_in = _divert(0, os.open(os.devnull, os.O_RDONLY))
         fd_out = _divert(1, os.dup(2))
@@ -149,7 +170,7 @@ class PipeWire(Wire):
         # written by a worker thread.
         reader: Lines | None = None
         if _pollable(fd_in):
-            transport, reader = await loop.connect_read_pipe(lambda: Lines(MAX_MESSAGE_BYTES), open(fd_in, "rb", buffering=0, closefd=False))
+            transport, reader = await loop.connect_read_pipe(lambda: Lines(limit), open(fd_in, "rb", buffering=0, closefd=False))
             # asyncio reads up to 256 KiB at a time, a buffer malloc maps and unmaps at every read
             # (three system calls for a request of a few hundred bytes); 64 KiB comes from the heap.
             transport.max_size = READ_BYTES  # type: ignore[attr-defined]
@@ -157,7 +178,9 @@ class PipeWire(Wire):
         if _pollable(fd_out):
             transport, protocol = await loop.connect_write_pipe(_Output, open(fd_out, "wb", buffering=0, closefd=False))
             writer = asyncio.StreamWriter(transport, protocol, None, loop)
-        return cls(reader, open(fd_in, "rb", closefd=False), writer, open(fd_out, "wb", closefd=False))
+        wire = cls(reader, open(fd_in, "rb", closefd=False), writer, open(fd_out, "wb", closefd=False))
+        wire.limit = limit if reader is not None else None  # a file is read by lines of any length
+        return wire
 
     async def read_line(self) -> bytes | None:
         if self._reader is None:
