@@ -389,3 +389,43 @@ def test_stdio_drops_a_line_past_the_largest_write_as_json_unread_saying_the_lim
     print(f"peak RSS {peak / 1024**2:.0f} MB with a {limit:,}-byte limit")
     assert peak < 400 * 1024**2, f"peak RSS {peak / 1024**2:.0f} MB: the 40 MB line was held"
 
+
+# -- HTTP sessions ----------------------------------------------------------------------------
+
+
+def _open_session(client: httpx2.Client, url: str) -> httpx2.Response:
+    headers = {**MCP_HEADERS, "Authorization": f"Bearer {TOKEN}"}
+    return client.post(url, content=json.dumps(INITIALIZE).encode(), headers=headers)
+
+
+def test_http_sessions_never_deleted_stop_at_the_default_cap_of_256(tmp_path):
+    """A client that opens sessions and never deletes them (each about 41 kB, idle for 30 minutes
+    before it expires) is refused past the cap, the server's memory bounded with it."""
+    proc, errors, url, _ = _http_server(tmp_path)
+    try:
+        with httpx2.Client(timeout=60) as client:
+            opened = [_open_session(client, url).status_code for _ in range(256)]
+            assert opened == [200] * 256, opened
+            refused = [_open_session(client, url) for _ in range(20)]
+        assert [r.status_code for r in refused] == [503] * 20, [(r.status_code, r.text[:200]) for r in refused[:3]]
+        error = refused[0].json()["error"]
+        assert "256" in error["message"] and "max_sessions" in error["message"] and "DELETE" in error["message"], error
+    finally:
+        _stop(proc)
+    log = errors.read_text()
+    assert log.count("refusing new sessions") == 1 and "Refusing" not in log and "Traceback" not in log, log[-2000:]  # one line for the burst
+
+
+def test_http_a_session_deleted_makes_room_under_max_sessions(tmp_path):
+    proc, errors, url, _ = _http_server(tmp_path, config="max_sessions = 3\n")
+    try:
+        with httpx2.Client(timeout=60) as client:
+            sessions = [_open_session(client, url).headers["mcp-session-id"] for _ in range(3)]
+            refused = _open_session(client, url)
+            assert refused.status_code == 503 and "(3" in refused.json()["error"]["message"], refused.text
+            headers = {"Authorization": f"Bearer {TOKEN}", "Mcp-Session-Id": sessions[0], "Mcp-Protocol-Version": "2025-11-25"}
+            assert client.delete(url, headers=headers).status_code == 200
+            again = _open_session(client, url)
+            assert again.status_code == 200, again.text
+    finally:
+        _stop(proc)

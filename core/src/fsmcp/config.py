@@ -42,6 +42,8 @@ class Settings:
     host: str = "127.0.0.1"
     """The address ``--transport http`` listens on."""
     port: int = 8765
+    max_sessions: int = 256
+    """HTTP sessions open at once (about 41 kB each); past it a new one is refused with 503."""
     token_file: str | None = None
     """A file holding the bearer token HTTP requests must carry (else ``FSMCP_TOKEN``)."""
     allow_hosts: list[str] = field(default_factory=list)
@@ -180,6 +182,8 @@ def _check(settings: Settings) -> None:
         raise ConfigError(f"sandbox must be one of {', '.join(SANDBOX_MODES)}, not {settings.sandbox!r}")
     if not isinstance(settings.port, int) or not 0 <= settings.port <= 65535:
         raise ConfigError("port must be a whole number from 0 to 65535 (0: any free port)")
+    if not isinstance(settings.max_sessions, int) or isinstance(settings.max_sessions, bool) or settings.max_sessions < 1:
+        raise ConfigError("max_sessions must be a whole number of HTTP sessions, 1 or more")
     if not isinstance(settings.host, str) or not settings.host:
         raise ConfigError("host must be an address or host name to listen on, such as 127.0.0.1")
     if settings.token_file is not None and not isinstance(settings.token_file, str):

@@ -33,7 +33,7 @@ from .stdio import STOP_GRACE
 from .wire import TOO_DEEP, max_message_bytes, too_deep
 
 if TYPE_CHECKING:
-    from starlette.types import ASGIApp, Receive, Scope, Send
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
     from .host import Host
 
@@ -150,8 +150,9 @@ class Gate:
        clients that speak both fall back to the handshake on their own.
     """
 
-    def __init__(self, app: ASGIApp, token: str, security: TransportSecuritySettings, *, max_body: int, max_requests: int):
+    def __init__(self, app: ASGIApp, token: str, security: TransportSecuritySettings, *, max_body: int, max_requests: int, max_sessions: int):
         self.app = app
+        self.max_sessions = max_sessions
         self._digest = _digest(token)
         self._security = TransportSecurityMiddleware(security)
         self.max_body = max_body
@@ -192,7 +193,35 @@ class Gate:
         if refusal is not None:
             await refusal(scope, receive, send)
             return
+        if scope["method"] == "POST" and "mcp-session-id" not in request.headers:
+            send = self._sessions_full(scope, receive, send)
         await self.app(scope, receive, send)
+
+    def _sessions_full(self, scope: Scope, receive: Receive, send: Send) -> Send:
+        """``send`` for a request that opens a session: the SDK's bare 503 at ``max_sessions``
+        (logged at each refusal) becomes one that says what to do, logged once a burst."""
+        full = False
+
+        async def sending(message: Message) -> None:
+            nonlocal full
+            if message["type"] == "http.response.start" and message["status"] == 503:
+                full = True
+            elif not full:
+                await send(message)
+            elif not message.get("more_body", False):
+                if self._burst():
+                    log.warning("refusing new sessions with 503: %d are open, max_sessions; they expire after 30 idle minutes", self.max_sessions)
+                await self._refuse_sessions()(scope, receive, send)
+
+        return sending
+
+    def _refuse_sessions(self) -> Response:
+        message = (
+            f"the server has its most sessions open ({self.max_sessions}, max_sessions); end one you no longer use "
+            f"(DELETE {PATH} with its Mcp-Session-Id), wait until one has been idle 30 minutes, or raise "
+            "max_sessions in the server's configuration"
+        )
+        return JSONResponse({"jsonrpc": "2.0", "id": None, "error": {"code": SERVER_BUSY, "message": message}}, status_code=503)
 
     def _burst(self) -> bool:
         """Whether this refusal starts a burst (none for :data:`BURST_GAP` seconds before)."""
@@ -313,8 +342,17 @@ def app_for(host: Host, token: str, listener: Listener) -> Gate:
     )
     server = build_server(host)
     max_body = body_limit(host.settings)
-    app = server.streamable_http_app(streamable_http_path=PATH, transport_security=security, max_request_body_size=max_body)
-    return Gate(app, token, security, max_body=max_body, max_requests=request_limit())
+    sessions = host.settings.max_sessions
+    app = server.streamable_http_app(streamable_http_path=PATH, transport_security=security, max_request_body_size=max_body, max_sessions=sessions)
+    logging.getLogger("mcp.server.streamable_http_manager").addFilter(_SessionsRefused())
+    return Gate(app, token, security, max_body=max_body, max_requests=request_limit(), max_sessions=sessions)
+
+
+class _SessionsRefused(logging.Filter):
+    """The SDK logs each session it refuses; the gate logs a burst of them once."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("Refusing to open a new session")
 
 
 async def serve_http(host: Host, token: str, listener: Listener) -> None:
