@@ -204,3 +204,18 @@ def test_a_server_that_ends_leaves_nothing_in_pending(tmp_path: Path):
     assert b'"id":1' in out and (root / "a.txt").read_text() == "a"
     assert len(os.listdir(journal / "changes")) == 1
     assert os.listdir(journal / "pending") == []
+
+
+@pytest.mark.parametrize("planted", [["1-000000000000.lock", "1-000000000000-000000000000"], [".000000000000.lock-new"]])
+@pytest.mark.anyio
+async def test_an_entry_that_cannot_be_read_does_not_stop_the_others(killed, caplog, planted):
+    # A directory where a lock is expected (EISDIR on its opening): that entry alone is said, every start.
+    root, journal = killed
+    for name in planted:
+        (journal / "pending" / name).mkdir()
+    host, said = start(root, journal, caplog)
+    assert any("change 1 (write_files) was cut short" in line for line in said), said
+    assert "f00.txt" in (await host.call("list_changes", {}))["content"][0]["text"]
+    assert not (await host.call("undo_change", {"id": 1}))["isError"]
+    assert olds(root)
+

@@ -413,26 +413,11 @@ class Journal:
             try:
                 names = sorted(os.listdir(top))
                 for name in names:
-                    if _NEW_LOCK.fullmatch(name):
-                        if (fd := _dead(top, name)) is not None:
-                            dirfd.unlink_quietly(top, name)  # its process died before naming it
-                            if fd >= 0:
-                                os.close(fd)
-                        continue
-                    owned = _OWNER_LOCK.fullmatch(name) or _CALL_DIR.fullmatch(name)
-                    if owned is None:
-                        restore.remove_tree(top, name)
-                        said.append(f"removed {self.dir}/pending/{name}, which the journal does not make")
-                        continue
-                    token = owned[1]
-                    if self._owner is not None and token == self._owner[0]:
-                        continue
-                    if token not in held:
-                        held[token] = _dead(top, f"{token}.lock")
-                    if held[token] is None or name.endswith(".lock"):
-                        continue  # its process lives; or its lock, removed below
-                    if line := self._recover_one(fs, top, name):
-                        said.append(line)
+                    try:
+                        self._recover_entry(fs, top, name, held, said)
+                    except OSError as exc:
+                        # One entry on its own (a directory planted where a lock is expected): said, the others go on.
+                        said.append(f"could not recover {self.dir}/pending/{name} ({exc.strerror or exc}); it is left as it is")
                 for token, fd in held.items():
                     if fd is not None:
                         dirfd.unlink_quietly(top, f"{token}.lock")
@@ -442,6 +427,30 @@ class Journal:
                         os.close(fd)
                 os.close(top)
         return said
+
+    def _recover_entry(self, fs: FileSystem, top: int, name: str, held: dict[str, int | None], said: list[str]) -> None:
+        """One entry of ``pending/``: a lock, a call's directory, or what the journal does not make."""
+        if _NEW_LOCK.fullmatch(name):
+            if (fd := _dead(top, name)) is not None:
+                dirfd.unlink_quietly(top, name)  # its process died before naming it
+                if fd >= 0:
+                    os.close(fd)
+            return
+        owned = _OWNER_LOCK.fullmatch(name) or _CALL_DIR.fullmatch(name)
+        if owned is None:
+            restore.remove_tree(top, name)
+            said.append(f"removed {self.dir}/pending/{name}, which the journal does not make")
+            return
+        token = owned[1]
+        if self._owner is not None and token == self._owner[0]:
+            return
+        if token not in held:
+            held[token] = None  # its lock cannot be taken (an error below): its entries are left
+            held[token] = _dead(top, f"{token}.lock")
+        if held[token] is None or name.endswith(".lock"):
+            return  # its process lives; or its lock, removed below
+        if line := self._recover_one(fs, top, name):
+            said.append(line)
 
     def _recover_one(self, fs: FileSystem, top: int, name: str) -> str | None:
         where = f"{self.dir}/pending/{name}"
