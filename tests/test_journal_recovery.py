@@ -219,3 +219,59 @@ async def test_an_entry_that_cannot_be_read_does_not_stop_the_others(killed, cap
     assert not (await host.call("undo_change", {"id": 1}))["isError"]
     assert olds(root)
 
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+@pytest.mark.parametrize("plant", ["records", "intent.json", "meta.json"])
+@pytest.mark.anyio
+async def test_deeply_nested_json_in_the_journal_is_damage_not_a_crash(killed, caplog, plant):
+    # 100,000 levels exhaust a recursive parser: the entry is damaged, the rest of the journal works.
+    root, journal = killed
+    if plant == "meta.json":
+        host, said = start(root, journal, caplog)  # change 1 recorded first; then a planted change 2
+        (journal / "changes" / "0000000002-0").mkdir(mode=0o700)
+        (journal / "changes" / "0000000002-0" / "meta.json").write_text(DEEP)
+        listed = (await host.call("list_changes", {}))["content"][0]["text"]
+        assert "f00.txt" in listed and "2" in listed, listed
+        done = await host.call("undo_change", {"id": 2})
+        assert done["isError"] and "RecursionError" not in done["content"][0]["text"], done
+        assert not (await host.call("undo_change", {"id": 1}))["isError"]
+        assert olds(root)
+        return
+    planted = journal / "pending" / "999999-aaaaaaaaaaaa-bbbbbbbbbbbb"
+    (planted / "data").mkdir(parents=True)
+    intent = {"time": 1.0, "tool": "write_file", "session": None, "transactional": False}
+    (planted / "intent.json").write_text(DEEP if plant == "intent.json" else json.dumps(intent))
+    if plant == "records":
+        (planted / "records").write_text(DEEP + "\n")
+    host, said = start(root, journal, caplog)
+    assert any("change 1 (write_files) was cut short" in line for line in said), said
+    assert any("999999-aaaaaaaaaaaa-bbbbbbbbbbbb, an interrupted change that fails its checks" in line for line in said), said
+    assert not (await host.call("undo_change", {"id": 1}))["isError"]
+    assert olds(root)
+
+
+def test_a_bad_record_of_a_ledger_does_not_stop_its_others(tmp_path: Path):
+    # A line nested 100,000 deep, then a set-aside file whose recorded name is too long for the
+    # system (ENAMETOOLONG): the start goes on, and the ledger's later temporary is removed.
+    root, journal = tmp_path / "root", tmp_path / "journal"
+    root.mkdir()
+    (journal / "temporaries").mkdir(parents=True, mode=0o700)
+    journal.chmod(0o700)
+    where = {"dir": str(root), "ddev": root.stat().st_dev, "dino": root.stat().st_ino}
+    aside, tmp = root / ".a.txt.0123456789ab.fsmcp-tmp", root / ".b.txt.0123456789ab.fsmcp-tmp"
+    aside.write_text("T")
+    tmp.write_text("T")
+    st = aside.lstat()
+    lines = [
+        DEEP,
+        json.dumps({"id": 1, "t": "aside", **where, "name": aside.name, "from": "x" * 300, "dev": st.st_dev, "ino": st.st_ino, "fmt": 0o100000, "born": None}),
+        json.dumps({"id": 2, "t": "tmp", **where, "name": tmp.name}),
+    ]
+    (journal / "temporaries" / "999999-aaaaaaaaaaaa.ledger").write_text("\n".join(lines) + "\n")
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    done = subprocess.run([sys.executable, "-m", "fsmcp", "serve", "--journal", str(journal), str(root)], input=b"", capture_output=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr.decode()[-600:]
+    assert not tmp.exists(), done.stderr.decode()[-600:]
+

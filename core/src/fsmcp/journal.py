@@ -44,6 +44,7 @@ from .fs import FileSystem, kind_of
 from .journal_place import JOURNAL as NAME, journal_dir
 from .hooks import hookimpl
 from .roots import Access, ResolvedPath
+from .wire import too_deep
 
 UNDO_TOOL = "undo_change"
 log = logging.getLogger("fsmcp.journal")
@@ -719,7 +720,7 @@ def _replayed(dir_fd: int) -> dict[str, Any]:
         os.close(fd)
     found: dict[str, Any] = {"records": [], "reason": None, "undoes": None, "paths": []}
     for line in lines:
-        item = json.loads(line)
+        item = _loads(line)
         if not isinstance(item, dict) or len(item) != 1 or next(iter(item)) not in ("record", "reason", "undoes"):
             raise ValueError("its records hold a line the journal does not write")
         if "record" in item:
@@ -741,9 +742,16 @@ def _read_json(dir_fd: int, name: str) -> Any:
             raise ValueError(f"its {name} is no regular file")
         os.set_blocking(fd, True)
         with os.fdopen(fd, "rb", closefd=False) as f:
-            return json.loads(f.read())
+            return _loads(f.read())
     finally:
         os.close(fd)
+
+
+def _loads(data: bytes) -> Any:
+    """A journal file's JSON; nested past what the journal writes, damage (a recursive parser would exhaust the stack)."""
+    if too_deep(data):
+        raise ValueError("it nests arrays and objects deeper than the journal writes")
+    return json.loads(data)
 
 
 def _visible_path(path: str, records: list[dict[str, Any]]) -> bool:

@@ -36,6 +36,7 @@ from typing import Any
 
 from . import dirfd
 from .journal_place import private_dir
+from .wire import too_deep
 
 log = logging.getLogger("fsmcp.temporaries")
 
@@ -301,6 +302,8 @@ def _records(data: bytes) -> dict[int, dict[str, Any]]:
     """The pending records of a ledger, each merged with what was added to it; untrusted: checked here."""
     pending: dict[int, dict[str, Any]] = {}
     for line in data.split(b"\n"):
+        if too_deep(line):
+            continue  # not what a ledger holds; a recursive parser would exhaust the stack
         try:
             record = json.loads(line)
         except ValueError:
@@ -332,16 +335,19 @@ def _tidy(ledger: str, records: dict[int, dict[str, Any]]) -> None:
         kind = r.get("t")
         if kind not in ("tmp", "drop", "aside") or not isinstance(r.get("name"), str) or not NAME.fullmatch(r["name"]):
             continue
-        with _directory(r) as fd:
-            if fd is None or not _is(fd, r["name"], r, owner=kind == "tmp"):
-                continue
-            if kind == "aside" and isinstance(r.get("from"), str) and "/" not in r["from"] and not dirfd.lexists(fd, r["from"]):
-                os.rename(r["name"], r["from"], src_dir_fd=fd, dst_dir_fd=fd)
-                said.append(f"put back {r['dir']}/{r['from']}")
-            else:
-                _remove(fd, r["name"])
-                said.append(f"removed {r['dir']}/{r['name']}")
-            dirfd.fsync_dir(fd)
+        try:
+            with _directory(r) as fd:
+                if fd is None or not _is(fd, r["name"], r, owner=kind == "tmp"):
+                    continue
+                if kind == "aside" and isinstance(r.get("from"), str) and "/" not in r["from"] and not dirfd.lexists(fd, r["from"]):
+                    os.rename(r["name"], r["from"], src_dir_fd=fd, dst_dir_fd=fd)
+                    said.append(f"put back {r['dir']}/{r['from']}")
+                else:
+                    _remove(fd, r["name"])
+                    said.append(f"removed {r['dir']}/{r['name']}")
+                dirfd.fsync_dir(fd)
+        except OSError as exc:  # one record on its own (a name too long, say): the others go on
+            said.append(f"could not tidy {r['dir']}/{r['name']} ({exc.strerror or exc})")
     if said:
         log.warning("a server that ended midway (ledger %s) left temporary files: %s", ledger, "; ".join(said))
 
