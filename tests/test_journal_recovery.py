@@ -275,3 +275,32 @@ def test_a_bad_record_of_a_ledger_does_not_stop_its_others(tmp_path: Path):
     assert done.returncode == 0, done.stderr.decode()[-600:]
     assert not tmp.exists(), done.stderr.decode()[-600:]
 
+
+@pytest.mark.parametrize("transactional", [False, True])
+@pytest.mark.anyio
+async def test_a_directory_swapped_for_a_link_keeps_the_interrupted_change(tmp_path: Path, caplog, transactional):
+    # Killed after 4 of 10 files of sub/ were written; then sub moved to sub2 and a link put as sub.
+    # The change can neither be checked nor undone through the link: it is kept, said why, for later.
+    root, journal = tmp_path / "root", tmp_path / "journal"
+    (root / "sub").mkdir(parents=True)
+    for i in range(FILES):
+        (root / "sub" / f"f{i:02}.txt").write_text(f"old {i}\n" * 100)
+    killer = KILLER.replace('"path": f"f{i:02}.txt"', '"path": f"sub/f{i:02}.txt"')
+    if transactional:  # a transactional batch, which recovery would roll back if it could
+        killer = killer.replace('host.call("write_files", {"files": files})', 'host.call("batch_operations", {"transactional": True, '
+                                '"operations": [{"tool": "write_file", "arguments": f} for f in files]})')
+    done = subprocess.run([sys.executable, "-c", killer, str(root), str(journal)], capture_output=True, timeout=120)
+    assert done.returncode == -9, done.stderr.decode()
+    os.rename(root / "sub", root / "sub2")
+    os.symlink("sub2", root / "sub")
+    host, said = start(root, journal, caplog)
+    assert any("change 1 (" in line and "cut short" in line and "symbolic link" in line for line in said), said
+    assert [(root / "sub2" / f"f{i:02}.txt").read_text().startswith("new") for i in range(FILES)] == [True] * 4 + [False] * 6
+    assert os.listdir(journal / "pending") == []
+    assert "sub/f00.txt" in (await host.call("list_changes", {}))["content"][0]["text"]
+    refused = await host.call("undo_change", {"id": 1, "force": True})
+    assert refused["isError"] and "symbolic link" in refused["content"][0]["text"], refused
+    os.unlink(root / "sub")
+    os.rename(root / "sub2", root / "sub")  # the directory put back: the change is undone
+    assert not (await host.call("undo_change", {"id": 1, "force": True}))["isError"]
+    assert all((root / "sub" / f"f{i:02}.txt").read_text() == f"old {i}\n" * 100 for i in range(FILES))

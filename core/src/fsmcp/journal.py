@@ -456,7 +456,7 @@ class Journal:
     def _recover_one(self, fs: FileSystem, top: int, name: str) -> str | None:
         where = f"{self.dir}/pending/{name}"
         try:
-            meta, bytes_ = self._interrupted(fs, top, name)
+            meta, bytes_, relinked = self._interrupted(fs, top, name)
         except _Left as left:
             return f"left {where} for a server whose roots hold {left}"
         except (OSError, ValueError, ToolError) as exc:
@@ -470,17 +470,20 @@ class Journal:
         head = f"change {number} ({meta['tool']}) was cut short: its server (pid {name.partition('-')[0]}) ended mid-call"
         if meta["interrupted"] == "rolled back":
             return f"{head}; rolled back from the journal's copies, as a transactional batch"
+        if relinked is not None:
+            return f"{head}; kept, neither checked nor rolled back: {relinked}. Put the directory back where the link is, then undo_change {number} with force: true"
         return f"{head}; kept as it stood: undo_change {number} takes back what reached the disk"
 
-    def _interrupted(self, fs: FileSystem, top: int, name: str) -> tuple[dict[str, Any] | None, int]:
+    def _interrupted(self, fs: FileSystem, top: int, name: str) -> tuple[dict[str, Any] | None, int, str | None]:
         """The change a dead process's pending directory ``name`` records, its after-digests taken now
-        (or rolled back, if a transactional batch), with its copies' bytes; None when nothing changed."""
+        (or rolled back, if a transactional batch), with its copies' bytes; None when nothing changed.
+        The third: why it could be neither checked nor rolled back (a link now on a path's way)."""
         fd = os.open(name, dirfd.LIST, dir_fd=top)
         try:
             try:
                 intent = _read_json(fd, "intent.json")
             except FileNotFoundError:
-                return None, 0  # made, but no write was announced yet
+                return None, 0, None  # made, but no write was announced yet
             if not isinstance(intent, dict) or not isinstance(intent.get("transactional"), bool):
                 raise ValueError("intent.json's transactional is missing or not what the journal writes")
             meta = {k: intent.get(k) for k in ("time", "tool", "session")}
@@ -494,23 +497,27 @@ class Journal:
             if problem is not None:
                 raise ValueError(problem)
             items = []
+            relinked = None
             for r in records:
                 try:
                     p = fs.resolve(r["path"], Access.WRITE, follow_links=False)
                 except ToolError:
                     raise _Left(r["path"]) from None
-                if str(p.path) != r["path"]:
-                    raise _relinked(0, r["path"], p)
+                if str(p.path) != r["path"] and relinked is None:
+                    # A link on the way now: nothing is read or put back through it, but the change is
+                    # kept (not removed), for an undo once the directory is back where the link is.
+                    relinked = f"{r['path']} now leads to {p}: a symbolic link stands on the way"
                 items.append((p, r))
             store = os.open("data", dirfd.LIST, dir_fd=fd)
             try:
                 _check_copies(store, meta)
                 conf = fs.confinement
-                for p, r in items:
-                    r["after"] = _digest_or_none(conf, p) or restore.ABSENT
-                if all(r["after"] == (r["digest"] or restore.ABSENT) for r in records):
-                    return None, 0
-                if intent["transactional"] and not meta["reason"]:
+                if relinked is None:
+                    for p, r in items:
+                        r["after"] = _digest_or_none(conf, p) or restore.ABSENT
+                    if all(r["after"] == (r["digest"] or restore.ABSENT) for r in records):
+                        return None, 0, None
+                if intent["transactional"] and not meta["reason"] and relinked is None:
                     restore.put_back(conf, store, [(p, r["copy"]) for p, r in items])
                     for p, r in items:
                         r["after"] = _digest_or_none(conf, p) or restore.ABSENT
@@ -522,7 +529,7 @@ class Journal:
             os.close(fd)
         del meta["id"]
         meta["paths"] = [r["path"] for r in records if _visible_path(r["path"], records)]
-        return meta, size
+        return meta, size, relinked
 
     # -- reading and undoing --------------------------------------------------------------------
 
