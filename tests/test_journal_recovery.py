@@ -304,3 +304,17 @@ async def test_a_directory_swapped_for_a_link_keeps_the_interrupted_change(tmp_p
     os.rename(root / "sub2", root / "sub")  # the directory put back: the change is undone
     assert not (await host.call("undo_change", {"id": 1, "force": True}))["isError"]
     assert all((root / "sub" / f"f{i:02}.txt").read_text() == f"old {i}\n" * 100 for i in range(FILES))
+
+
+@pytest.mark.anyio
+async def test_a_temporary_of_a_json_write_cut_short_is_removed_at_start(killed, caplog):
+    # What a kill inside the journal's JSON write leaves beside a change's meta.json (and the
+    # intent's beside it, carried along when the pending directory became the change).
+    root, journal = killed
+    start(root, journal, caplog)
+    [entry] = (journal / "changes").iterdir()
+    for name in (".meta.json.0123abcd", ".intent.json.89abcdef"):
+        (entry / name).write_text('{"cut')
+    host, said = start(root, journal, caplog)
+    assert sorted(os.listdir(entry)) == ["data", "meta.json"], os.listdir(entry)
+    assert not (await host.call("undo_change", {"id": 1}))["isError"]

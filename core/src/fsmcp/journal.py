@@ -403,6 +403,9 @@ class Journal:
         removed. One whose paths lie outside this server's roots is left for a server over them.
         """
         said: list[str] = []
+        if os.path.isdir(self.dir / "changes"):
+            with self._locked():
+                self._tidy_changes()
         try:
             if not stat_mod.S_ISDIR(os.lstat(self.dir / "pending").st_mode):
                 return said
@@ -428,6 +431,19 @@ class Journal:
                         os.close(fd)
                 os.close(top)
         return said
+
+    def _tidy_changes(self) -> None:
+        """A process killed inside ``_write_json`` leaves its temporary in a change's directory
+        (renamed there with a pending one): removed, under the journal's lock (every write of a
+        change's JSON holds it, so none is in progress)."""
+        changes = self.dir / "changes"
+        for _, _, name in _entries(changes):
+            try:
+                for leftover in os.listdir(changes / name):
+                    if _JSON_TMP.fullmatch(leftover):
+                        os.unlink(changes / name / leftover)
+            except OSError:
+                continue  # dropped meanwhile, or not a directory: the checks on reading say so
 
     def _recover_entry(self, fs: FileSystem, top: int, name: str, held: dict[str, int | None], said: list[str]) -> None:
         """One entry of ``pending/``: a lock, a call's directory, or what the journal does not make."""
@@ -921,6 +937,9 @@ def _entries(changes: Path) -> list[tuple[int, int, str]]:
         if number.isdigit() and size.isdigit():
             found.append((int(number), int(size), name))
     return found
+
+
+_JSON_TMP = re.compile(r"\.(meta|intent)\.json\.[0-9a-f]{8}")
 
 
 def _write_json(path: Path, value: Any, *, durable: bool = False) -> None:
