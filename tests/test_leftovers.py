@@ -331,6 +331,33 @@ def test_an_undo_of_a_tree_killed_anywhere_leaves_it_absent_or_whole_and_no_stag
     assert kills >= 20, (kills, rounds_run)
 
 
+def test_an_undo_of_a_copied_tree_killed_anywhere_leaves_it_absent_or_whole(tmp_path: Path):
+    # The undo sets the copy aside, then deletes it: killed midway through that deletion, the next
+    # start must finish it, never put a half-deleted tree back.
+    root = tmp_path / "root"
+    (root / "d").mkdir(parents=True)
+    for i in range(100):  # its deletion, one unlinkat a file, a good part of the undo's system calls
+        (root / "d" / f"f{i}.txt").write_text(f"file {i}\n" * 50)
+    whole = _tree(root / "d")
+
+    def setup(server: Server) -> dict:
+        server.ok("copy_file", source="d", destination="e")
+        return {}
+
+    def call(server: Server, plan: dict) -> tuple[bool, str] | None:
+        return server.call("undo_change")  # this session's last change: the copy
+
+    def check(server: Server, plan: dict) -> None:
+        if (root / "e").exists():  # the undo did not get as far; or it brought back a part of e
+            assert _tree(root / "e") == whole, sorted(_tree(root / "e"))
+            server.ok("delete_file", path="e", recursive=True)
+        assert _tree(root / "d") == whole
+
+    # Every point of the spread, which the deletion's unlinkats are a part of (the undo's own copies come first).
+    kills, rounds_run = run_rounds(tmp_path, [root], setup, call, check, many=64, needed=64)
+    assert kills >= 40, (kills, rounds_run)
+
+
 @pytest.fixture
 def mounted(tmp_path: Path):
     """A root with a tmpfs mounted inside it: a move between the two crosses file systems."""

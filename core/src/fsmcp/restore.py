@@ -166,7 +166,11 @@ def put_back(conf: Confinement, store: int, items: list[tuple[ResolvedPath, str 
             if backup is not None:
                 with _reached(conf, p) as place:
                     if place is not None:
-                        remove_tree(place.fd, backup)
+                        # Renamed, noted as being deleted, before its removal (not atomic for a tree)
+                        # starts: killed midway, the next start finishes it, never puts a part back.
+                        doomed = temp_name(place.name)
+                        with temporaries.aside(place.fd, backup, doomed, restore=False):
+                            remove_tree(place.fd, doomed)
 
 
 @contextmanager
