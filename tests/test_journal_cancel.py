@@ -16,7 +16,7 @@ import anyio
 import pytest
 
 from fsmcp import current, hookimpl
-from fsmcp.testing import ToolCalls, connect, host_for
+from fsmcp.testing import ToolCalls, cancel_when, connect, host_for
 
 FILES = 100
 HELD = 50
@@ -57,20 +57,7 @@ async def test_a_cancelled_batch_is_recorded_and_undone(tmp_path: Path, run: int
     host = host_for([root], [("holder", plugin)], entry_points=True, journal=str(journal))
     operations = [{"tool": "write_file", "arguments": {"path": name, "content": f"new {name}\n"}} for name in old]
     async with connect(host) as client:
-        scope = anyio.CancelScope()
-
-        async def call() -> None:
-            with scope:
-                await client.call_tool("batch_operations", {"operations": operations})
-
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(call)
-            for _ in range(ROUNDS):
-                if reached.is_set():
-                    break
-                await anyio.sleep(0.01)
-            assert reached.is_set(), "the batch never reached its held step"
-            scope.cancel()
+        await cancel_when(client, "batch_operations", {"operations": operations}, reached.is_set, rounds=ROUNDS, what="the batch never reached its held step")
         for _ in range(ROUNDS):
             if not host.in_flight:
                 break

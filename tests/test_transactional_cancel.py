@@ -27,7 +27,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from fsmcp import current, hookimpl
-from fsmcp.testing import ToolCalls, connect, host_for, http_url, serve_stdio
+from fsmcp.testing import ToolCalls, cancel_when, connect, host_for, http_url, serve_stdio
 
 FILES = 10
 HELD = 3
@@ -95,20 +95,8 @@ async def test_a_cancelled_transactional_batch_leaves_every_file_as_before(tmp_p
     host = host_for([root], [("holder", plugin)], entry_points=True, journal=str(journal))
     operations = [{"tool": "write_file", "arguments": {"path": name, "content": f"new {name}\n" * 2000}} for name in old]
     async with connect(host) as client:
-        scope = anyio.CancelScope()
-
-        async def call() -> None:
-            with scope:
-                await client.call_tool("batch_operations", {"operations": operations, "transactional": True})
-
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(call)
-            for _ in range(ROUNDS):
-                if reached.is_set():
-                    break
-                await anyio.sleep(0.01)
-            assert reached.is_set(), "the batch never reached its held step"
-            scope.cancel()
+        arguments = {"operations": operations, "transactional": True}
+        await cancel_when(client, "batch_operations", arguments, reached.is_set, rounds=ROUNDS, what="the batch never reached its held step")
         for _ in range(ROUNDS):
             if not host.in_flight:
                 break
@@ -172,20 +160,9 @@ async def cancel_batches(client: Client, root: Path, journal: Path) -> None:
         operations = [
             {"tool": "write_file", "arguments": {"path": str(place / f"f{i:03}"), "content": "new\n" * 20000}} for i in range(30)
         ]
-        scope = anyio.CancelScope()
-
-        async def call() -> None:
-            with scope:
-                await client.call_tool("batch_operations", {"operations": operations, "transactional": True})
-
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(call)
-            for _ in range(ROUNDS * 5):
-                if (place / f"f{HELD:03}").exists():
-                    break
-                await anyio.sleep(0.01)
-            assert (place / f"f{HELD:03}").exists(), "the batch never wrote its fourth file"
-            scope.cancel()
+        held = place / f"f{HELD:03}"
+        arguments = {"operations": operations, "transactional": True}
+        await cancel_when(client, "batch_operations", arguments, held.exists, rounds=ROUNDS * 5, what="the batch never wrote its fourth file")
         # The change is finished (rolled back, its journal entry settled) once nothing is pending.
         for _ in range(ROUNDS):
             if not [n for n in (journal / "pending").iterdir() if not n.name.endswith(".lock")]:

@@ -214,6 +214,25 @@ class RawStdio:
         return self.proc.wait(self.timeout if timeout is None else timeout), self.stderr()
 
 
+async def cancel_when(client: Client, name: str, arguments: dict[str, Any], ready: Any, *, rounds: int = 2000, what: str = "the call never got ready to be cancelled") -> None:
+    """Call tool ``name`` and cancel the call (as a client that gives up) once ``ready()`` is
+    true, polled every 10 ms for at most ``rounds`` times (bounded by count, not time)."""
+    scope = anyio.CancelScope()
+
+    async def call() -> None:
+        with scope:
+            await client.call_tool(name, arguments)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(call)
+        for _ in range(rounds):
+            if ready():
+                break
+            await anyio.sleep(0.01)
+        assert ready(), what
+        scope.cancel()
+
+
 class ToolCalls:
     """A connected client with assertions: ``ok`` and ``fail`` check the outcome, return the text.
 
