@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import errno
 import os
 import shutil
 import signal
@@ -318,3 +319,31 @@ async def test_a_temporary_of_a_json_write_cut_short_is_removed_at_start(killed,
     host, said = start(root, journal, caplog)
     assert sorted(os.listdir(entry)) == ["data", "meta.json"], os.listdir(entry)
     assert not (await host.call("undo_change", {"id": 1}))["isError"]
+
+
+@pytest.mark.anyio
+async def test_a_rollback_that_fails_at_start_keeps_the_change_for_undo(tmp_path: Path, caplog, monkeypatch):
+    # A transactional batch killed after 4 of 10 files; the next start's rollback fails (a full
+    # disk, say): the change is kept, as it stood, for an undo later; never removed with its copies.
+    from fsmcp import restore
+
+    root, journal = tmp_path / "root", tmp_path / "journal"
+    root.mkdir()
+    for i in range(FILES):
+        (root / f"f{i:02}.txt").write_text(f"old {i}\n" * 100)
+    killer = KILLER.replace('host.call("write_files", {"files": files})', 'host.call("batch_operations", {"transactional": True, '
+                            '"operations": [{"tool": "write_file", "arguments": f} for f in files]})')  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", killer, str(root), str(journal)], capture_output=True, timeout=120)
+    assert done.returncode == -9, done.stderr.decode()
+    put_back = restore.put_back
+
+    def full_disk(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(restore, "put_back", full_disk)
+    host, said = start(root, journal, caplog)
+    assert any("change 1 (" in line and "rollback" in line and "No space left on device" in line for line in said), said
+    assert os.listdir(journal / "pending") == []
+    monkeypatch.setattr(restore, "put_back", put_back)
+    assert not (await host.call("undo_change", {"id": 1}))["isError"]
+    assert olds(root)

@@ -472,7 +472,7 @@ class Journal:
     def _recover_one(self, fs: FileSystem, top: int, name: str) -> str | None:
         where = f"{self.dir}/pending/{name}"
         try:
-            meta, bytes_, relinked = self._interrupted(fs, top, name)
+            meta, bytes_, relinked, unrolled = self._interrupted(fs, top, name)
         except _Left as left:
             return f"left {where} for a server whose roots hold {left}"
         except (OSError, ValueError, ToolError) as exc:
@@ -488,18 +488,21 @@ class Journal:
             return f"{head}; rolled back from the journal's copies, as a transactional batch"
         if relinked is not None:
             return f"{head}; kept, neither checked nor rolled back: {relinked}. Put the directory back where the link is, then undo_change {number} with force: true"
+        if unrolled is not None:
+            return f"{head}; kept as it stood, as a transactional batch whose {unrolled}: undo_change {number} takes it back once that is mended"
         return f"{head}; kept as it stood: undo_change {number} takes back what reached the disk"
 
-    def _interrupted(self, fs: FileSystem, top: int, name: str) -> tuple[dict[str, Any] | None, int, str | None]:
+    def _interrupted(self, fs: FileSystem, top: int, name: str) -> tuple[dict[str, Any] | None, int, str | None, str | None]:
         """The change a dead process's pending directory ``name`` records, its after-digests taken now
         (or rolled back, if a transactional batch), with its copies' bytes; None when nothing changed.
-        The third: why it could be neither checked nor rolled back (a link now on a path's way)."""
+        The third: why it could be neither checked nor rolled back (a link now on a path's way); the
+        fourth: why a transactional batch's rollback failed (the change is then kept as it stands)."""
         fd = os.open(name, dirfd.LIST, dir_fd=top)
         try:
             try:
                 intent = _read_json(fd, "intent.json")
             except FileNotFoundError:
-                return None, 0, None  # made, but no write was announced yet
+                return None, 0, None, None  # made, but no write was announced yet
             if not isinstance(intent, dict) or not isinstance(intent.get("transactional"), bool):
                 raise ValueError("intent.json's transactional is missing or not what the journal writes")
             meta = {k: intent.get(k) for k in ("time", "tool", "session")}
@@ -513,7 +516,7 @@ class Journal:
             if problem is not None:
                 raise ValueError(problem)
             items = []
-            relinked = None
+            relinked = unrolled = None
             for r in records:
                 try:
                     p = fs.resolve(r["path"], Access.WRITE, follow_links=False)
@@ -532,12 +535,18 @@ class Journal:
                     for p, r in items:
                         r["after"] = _digest_or_none(conf, p) or restore.ABSENT
                     if all(r["after"] == (r["digest"] or restore.ABSENT) for r in records):
-                        return None, 0, None
+                        return None, 0, None, None
                 if intent["transactional"] and not meta["reason"] and relinked is None:
-                    restore.put_back(conf, store, [(p, r["copy"]) for p, r in items])
+                    try:
+                        restore.put_back(conf, store, [(p, r["copy"]) for p, r in items])
+                    except OSError as exc:
+                        # Kept as it now stands, for an undo once the cause is mended: never removed
+                        # with the copies that undo needs.
+                        unrolled = f"its rollback failed ({exc.strerror or exc})"
+                    else:
+                        meta.update(undone=time.time(), interrupted="rolled back")
                     for p, r in items:
                         r["after"] = _digest_or_none(conf, p) or restore.ABSENT
-                    meta.update(undone=time.time(), interrupted="rolled back")
                 size = restore.tree_bytes(fd, "data")
             finally:
                 os.close(store)
@@ -545,7 +554,7 @@ class Journal:
             os.close(fd)
         del meta["id"]
         meta["paths"] = [r["path"] for r in records if _visible_path(r["path"], records)]
-        return meta, size, relinked
+        return meta, size, relinked, unrolled
 
     # -- reading and undoing --------------------------------------------------------------------
 
