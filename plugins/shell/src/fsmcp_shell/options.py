@@ -10,7 +10,7 @@ from fsmcp import ErrorCode, ToolError, options_error
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 DEFAULT_ALLOW = ("grep", "sed", "awk", "find", "cat", "head", "tail", "wc", "sort", "uniq", "cut", "tr", "diff", "file", "stat", "ls", "du", "rg")
-"""Seed 001's set: every one only reads, once the argument rules have been applied."""
+"""The default allowlist: every one only reads, once the argument rules have been applied."""
 
 READ_ONLY_COMMANDS = frozenset(DEFAULT_ALLOW) | {"egrep", "fgrep", "gawk", "mawk", "nawk"}
 """Commands known to change nothing once their argument rules are applied."""
