@@ -19,11 +19,11 @@ from pathlib import Path
 
 import pytest
 
-TEMPLATE = Path(__file__).resolve().parent / "core" / "src" / "fsmcp" / "plugin_template"
+TEMPLATE = Path(__file__).resolve().parent / "plugin-template"
 _installed: list[str] = []
 
 
-def pytest_configure(config: pytest.Config) -> None:
+def _install_template() -> None:
     target = tempfile.mkdtemp(prefix="fsmcp-template-")
     _installed.append(target)
     uv = shutil.which("uv") or "uv"
@@ -35,6 +35,11 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"could not install the plugin template for the tests: {done.stderr.strip()}")
     sys.path.append(target)
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (os.environ.get("PYTHONPATH"), target) if p)
+
+
+# At import, not in pytest_configure: pytest loads the template's tests/conftest.py (which imports
+# fsmcp_wordcount) together with this one, before any pytest_configure runs.
+_install_template()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
