@@ -44,7 +44,7 @@ INFO_SCHEMA = {
 
 
 def iso(timestamp: float) -> str:
-    # fsmcp_read.info's, written out: the bare loop imports nothing of fsmcp.
+    # fsmcp_read.get_file_info's, written out: the bare loop imports nothing of fsmcp.
     return datetime.fromtimestamp(timestamp, timezone.utc).isoformat(timespec="milliseconds")[:-6] + "Z"
 
 
@@ -121,7 +121,7 @@ def guarded_calls(root: str) -> tuple:
     from fsmcp.defaults.text_format import structured
     from fsmcp.guard import Session, in_session
     from fsmcp.host import Host
-    from fsmcp_read.info import iso
+    from fsmcp_read.get_file_info import iso
 
     host = Host.start(build_settings({}, {"roots": [root]}))
     tool = host.tools["get_file_info"]

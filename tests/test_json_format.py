@@ -1,4 +1,4 @@
-"""`--format json`: seed 003's envelope for every success and every error code."""
+"""`--format json`: the envelope for every success and every error code."""
 
 import json
 import types as pytypes
@@ -82,7 +82,7 @@ async def test_success_envelopes(tmp_path):
 
 
 @pytest.mark.anyio
-async def test_seed_003_manual_tests_through_the_real_tools(tmp_path):
+async def test_other_servers_calls_through_the_real_tools_answer_in_the_envelope(tmp_path):
     (tmp_path / "notes.txt").write_text("some notes\n")
     (tmp_path / "big.txt").write_text("x" * 100)
     (tmp_path / "tmp").mkdir()

@@ -1,4 +1,4 @@
-"""batch_operations: order, stopping and skipping, parallel reads, seed 004's types, refusals, budget."""
+"""batch_operations: order, stopping and skipping, parallel reads, operation types, refusals, budget."""
 
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ async def test_continue_on_error_goes_on_past_a_failure(server, root):
 
 
 @pytest.mark.anyio
-async def test_seed_004_operation_types_and_parameter_names(server, root):
+async def test_operation_types_and_parameter_names(server, root):
     (root / "config.json").write_text('{"a": 1}\nsecond\n')
     (root / "temp").mkdir()
     (root / "temp" / "cache.txt").write_text("cache")

@@ -12,7 +12,7 @@ import fsmcp_patch.hooks
 import pytest
 from fsmcp import DESTRUCTIVE, OVERWRITES, READ_ONLY, Tool, ToolInput, hookimpl
 from fsmcp.testing import host_for
-from fsmcp_batch.models import SEED_TYPES
+from fsmcp_batch.models import OPERATION_TYPES
 
 EDIT_AND_PATCH = [("edit", fsmcp_edit.hooks), ("patch", fsmcp_patch.hooks)]
 
@@ -66,7 +66,7 @@ BATCHES = {
         FAILS,
         LATER,
     ],
-    "seed-types": [
+    "operation-types": [
         {"type": "write", "params": {"file": "a.txt", "content": base64.b64encode(b"\x01\x02").decode(), "encoding": "base64"}},
         {"type": "copy", "params": {"source": "old", "destination": "copied"}},
         {"type": "delete", "params": {"path": "keep/b.txt"}},
@@ -86,7 +86,7 @@ async def test_a_batch_failing_at_its_fourth_step_leaves_the_tree_as_it_was(serv
     assert is_error, text  # nothing was done: the call failed, and says which operation did
     assert text.startswith(text.split("[4] ")[1].split(" ERROR ")[1].split(":")[0] + ": Batch stopped at operation 4")
     for n, op in enumerate(BATCHES[name][:3], 1):
-        assert f"[{n}] {op.get('tool') or SEED_TYPES[op['type']]} OK" in text
+        assert f"[{n}] {op.get('tool') or OPERATION_TYPES[op['type']]} OK" in text
     assert "[4] " in text and " ERROR " in text.split("[4] ")[1].split("\n")[0]
     assert "[5] append_file SKIPPED (not run: operation 4 failed)" in text
     assert "Batch stopped at operation 4" in text

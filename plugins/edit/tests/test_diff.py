@@ -6,7 +6,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from fsmcp import ToolError
-from fsmcp_edit.changes import track
+from fsmcp_edit.regions import track
 from fsmcp_edit.diff import unified_diff
 from fsmcp_edit.engine import apply_edits
 from fsmcp_edit.models import EditItem

@@ -109,7 +109,7 @@ async def test_start_and_end_line_scope_the_search(root, call):
 
 
 async def test_start_line_alone_replaces_the_first_occurrence_at_or_after_it(root, call):
-    # Seed 002's start_line: where the search starts. Several occurrences are no ambiguity then.
+    # startLine alone is where the search starts. Several occurrences are no ambiguity then.
     path = put(root, "s.txt", "x = 1\nx = 1\nx = 1\nx = 1\n")
     result = await edit(call, path, {"oldText": "x = 1", "newText": "x = 2", "startLine": 2})
     assert not result.is_error, text_of(result)
@@ -394,7 +394,7 @@ async def test_a_real_run_without_a_difference_writes_nothing(root, call):
     assert path.stat().st_mtime_ns == before
 
 
-async def test_seed_004_regex_and_replace_forms(root, call):
+async def test_regex_and_replace_edits_by_type(root, call):
     path = put(root, "c.js", "x@example.com y@example.com\nconst a = 1;\n")
     result = await edit(
         call,
@@ -406,7 +406,7 @@ async def test_seed_004_regex_and_replace_forms(root, call):
     assert path.read_text() == "x@new.org y@new.org\nlet a = 1;\n"
 
 
-async def test_seed_003_top_level_find_and_replace(root, call):
+async def test_one_edit_at_the_top_level_by_find_and_replace(root, call):
     path = put(root, "a.txt", "old\n")
     result = await call("edit_file", {"file": str(path), "find": "old", "replace": "new"})
     assert not result.is_error, text_of(result)

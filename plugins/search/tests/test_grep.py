@@ -140,7 +140,7 @@ async def test_relative_globs_are_anchored_to_the_directory(root, write, call, o
     app = root / "app"
     text = ok(await call("grep_files", {"regex": "needle", "directory": str(app), "globs": ["src/*.py"]}))
     assert text.splitlines() == [f"{app}/src/a.py:1:needle", "[1 matches]"]
-    # Relative globs are anchored to the directory (seed 000): *.py is the directory's own, **/*.py any depth.
+    # Relative globs are anchored to the directory: *.py is the directory's own, **/*.py any depth.
     text = ok(await call("grep_files", {"regex": "needle", "directory": str(app), "globs": ["*.txt"]}))
     assert text.splitlines() == [f"{app}/d.txt:1:needle", "[1 matches]"]
     text = ok(await call("grep_files", {"regex": "needle", "directory": str(app / "src"), "globs": ["*.py"]}))

@@ -124,7 +124,7 @@ async def test_a_program_on_a_path_inside_a_root_is_never_run(root, call, failur
     assert spawned == []
 
 
-async def test_timeout_past_the_limit_and_seed_names(root, call, ok, failure):
+async def test_timeout_past_the_limit_and_other_servers_names(root, call, ok, failure):
     code, message = failure(await call({"command": "ls", "timeout": 61}))
     assert code == "INVALID_PARAMS" and "limit of 60 s" in message
     assert ok(await call({"command": "ls", "timeout": 90}, shell={"max_timeout": 120})).startswith("exit_code: 0")

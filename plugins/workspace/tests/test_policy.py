@@ -1,4 +1,4 @@
-"""The workspace-relative policy (--policy workspace), with seed 003's manual tests as written."""
+"""The workspace-relative policy (--policy workspace), through the table of calls in docs/tools/workspace.md."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ pytestmark = pytest.mark.anyio
 
 @pytest.fixture
 def workspace(root):
-    """Seed 003's files, in the workspace (the first root)."""
+    """The files the table's calls name, in the workspace (the first root)."""
     (root / "a.txt").write_text("old\n")
     (root / "b.txt").write_text("b\n")
     (root / "tmp").mkdir()
@@ -23,10 +23,10 @@ def workspace(root):
     return root
 
 
-# -- seed 003's manual tests, one per line of the seed; its INVALID_PATH is our ACCESS_DENIED ----
+# -- the table's calls, one test per row, with the other servers' names as written -------------
 
 
-async def test_seed_list_dir(server, workspace):
+async def test_table_list_dir(server, workspace):
     async with server(policy="workspace") as s:
         listing = await s.ok("list_directory", dir=".", recursive=False)
         assert "[FILE] a.txt" in listing and "[DIR] tmp" in listing
@@ -34,7 +34,7 @@ async def test_seed_list_dir(server, workspace):
         assert await s.ok("list_directory", dir="workspace/workspace") == listing
 
 
-async def test_seed_read_file(server, workspace):
+async def test_table_read_file(server, workspace):
     (workspace / "notes.txt").write_text("my notes\n")
     async with server(policy="workspace") as s:
         assert await s.ok("read_file", file="notes.txt") == "my notes\n"
@@ -43,7 +43,7 @@ async def test_seed_read_file(server, workspace):
         await s.fail("read_file", "FILE_TOO_LARGE", file="big.txt", maxBytes=16)
 
 
-async def test_seed_write_file(server, workspace):
+async def test_table_write_file(server, workspace):
     async with server(policy="workspace") as s:
         await s.ok("write_file", file="src/index.html", content="<h1>Hi</h1>")
         await s.fail("write_file", "ACCESS_DENIED", file="../x.txt", content="x")
@@ -51,7 +51,7 @@ async def test_seed_write_file(server, workspace):
     assert not (workspace.parent / "x.txt").exists()
 
 
-async def test_seed_delete_file(server, workspace, tmp_path):
+async def test_table_delete_file(server, workspace, tmp_path):
     (tmp_path / "secret").write_text("SECRET")
     async with server(policy="workspace") as s:
         await s.ok("delete_file", path="tmp/a.txt")
@@ -61,7 +61,7 @@ async def test_seed_delete_file(server, workspace, tmp_path):
     assert (workspace / "tmp" / "keep.txt").exists() and (tmp_path / "secret").exists()
 
 
-async def test_seed_move_file(server, workspace, tmp_path):
+async def test_table_move_file(server, workspace, tmp_path):
     (tmp_path / "a").write_text("outside")
     async with server(policy="workspace") as s:
         await s.ok("move_file", **{"from": "a.txt", "to": "archive/a.txt"})
@@ -72,7 +72,7 @@ async def test_seed_move_file(server, workspace, tmp_path):
     assert (workspace / "b.txt").read_text() == "b\n" and not (workspace / "x").exists()
 
 
-async def test_seed_mkdir(server, workspace):
+async def test_table_mkdir(server, workspace):
     async with server(policy="workspace") as s:
         await s.ok("create_directory", dir="src/components")
         await s.fail("create_directory", "ACCESS_DENIED", dir="../outside")
@@ -80,7 +80,7 @@ async def test_seed_mkdir(server, workspace):
     assert not (workspace.parent / "outside").exists()
 
 
-async def test_seed_mkdir_with_recursive_as_written(server, workspace):
+async def test_table_mkdir_with_recursive_as_written(server, workspace):
     async with server(policy="workspace") as s:
         await s.ok("create_directory", dir="src/components", recursive=True)
         await s.fail("create_directory", "NOT_FOUND", dir="lib/deeper/still", recursive=False)

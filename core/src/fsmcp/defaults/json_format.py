@@ -1,4 +1,4 @@
-"""The ``json`` formatter: seed 003's envelope, ``{"ok":true,"data":…}`` or ``{"ok":false,"error":…}``.
+"""The ``json`` formatter: an envelope, ``{"ok":true,"data":…}`` or ``{"ok":false,"error":…}``.
 
 For scripts and clients that parse results: ``content[0].text`` is one JSON document. Binary
 parts follow it as image or resource items, never inside the JSON.

@@ -12,7 +12,7 @@ from fsmcp import ToolInput
 
 MAX_OPERATIONS = 100
 
-SEED_TYPES = {
+OPERATION_TYPES = {
     "read": "read_file",
     "write": "write_file",
     "copy": "copy_file",
@@ -20,7 +20,7 @@ SEED_TYPES = {
     "delete": "delete_file",
     "append": "append_file",
 }
-"""Seed 004's operation types and the tools they name."""
+"""The operation types other servers' batches use in place of a tool's name, and the tools they name."""
 
 
 def _drop_default(schema: dict[str, Any]) -> None:
@@ -40,7 +40,7 @@ def _as_json(value: Any, kind: type) -> Any:
 
 
 class Operation(ToolInput):
-    # seed 004 calls the arguments `params`
+    # other servers' batches call the arguments `params`
     aliases: ClassVar[dict[str, str]] = {"params": "arguments"}
 
     tool: str | SkipJsonSchema[None] = Field(
@@ -63,8 +63,8 @@ class Operation(ToolInput):
     @field_validator("type", mode="before")
     @classmethod
     def _known_type(cls, value: Any) -> Any:
-        if value is not None and (not isinstance(value, str) or value not in SEED_TYPES):
-            raise ValueError(f"type {value!r} is not one of {', '.join(SEED_TYPES)}; to run any other tool, name it with tool")
+        if value is not None and (not isinstance(value, str) or value not in OPERATION_TYPES):
+            raise ValueError(f"type {value!r} is not one of {', '.join(OPERATION_TYPES)}; to run any other tool, name it with tool")
         return value
 
     @classmethod
@@ -82,7 +82,7 @@ class Operation(ToolInput):
 
     @property
     def tool_name(self) -> str:
-        return self.tool if self.tool is not None else SEED_TYPES[self.type or ""]
+        return self.tool if self.tool is not None else OPERATION_TYPES[self.type or ""]
 
 
 class BatchInput(ToolInput):

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
-from .changes import Change
+from .regions import ChangedRegion
 from .document import shown
 
 CONTEXT = 3
@@ -19,7 +19,7 @@ class Diff:
     removed: int
 
 
-def unified_diff(path: str, old: str, new: str, changes: Sequence[Change]) -> Diff:
+def unified_diff(path: str, old: str, new: str, changes: Sequence[ChangedRegion]) -> Diff:
     """``--- path`` / ``+++ path`` / ``@@`` hunks for ``old`` → ``new``, which differ only in ``changes``."""
     if old == new:
         return Diff("", 0, 0)
@@ -41,7 +41,7 @@ def unified_diff(path: str, old: str, new: str, changes: Sequence[Change]) -> Di
     return Diff("\n".join(out) if added or removed else "", added, removed)
 
 
-def _windows(old: str, new: str, changes: Sequence[Change]) -> list[tuple[int, int, list[str], list[str]]]:
+def _windows(old: str, new: str, changes: Sequence[ChangedRegion]) -> list[tuple[int, int, list[str], list[str]]]:
     """Around each change, with context, merged where their context would touch: the first
     line's 0-based number in old and in new, and the lines of each. Only these lines are cut
     out of the texts, so a 200 MB file costs what its changed lines do."""

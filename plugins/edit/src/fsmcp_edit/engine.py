@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from fsmcp import ToolError
 
-from .changes import Change, track
+from .regions import ChangedRegion, track
 from .lines import line_edit
 from .models import EditItem
 from .replace import replace_edit
@@ -20,12 +20,12 @@ class Outcome:
 
     text: str
     replacements: int
-    changes: list[Change]
+    changes: list[ChangedRegion]
 
 
 def apply_edits(text: str, edits: Sequence[EditItem], *, hints: bool = True) -> Outcome:
     """``hints``: an oldText not found gets the closest text of the file (off for a protected file)."""
-    changes: list[Change] = []
+    changes: list[ChangedRegion] = []
     replacements = 0
     for number, item in enumerate(edits, 1):
         view = View(text)

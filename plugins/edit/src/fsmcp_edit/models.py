@@ -18,7 +18,8 @@ from fsmcp import ExpectedVersion, ToolInput
 _TEXT_FIELDS = ("old_text", "new_text", "is_regex", "case_insensitive", "limit", "expected_occurrences", "near_line")
 _LINE_FIELDS = ("line_number", "action", "content")
 _JS_FLAGS = set("gimsud")
-# Names other servers give the fields of one edit: seed 004 (type "regex"), 002, 003.
+# Names other servers give the fields of one edit (pattern/replacement with type "regex",
+# find/replace, search/replace_content, use_regex, ignore_case, line), accepted as ours.
 _EDIT_ALIASES = {
     "pattern": "oldText",
     "replacement": "newText",
@@ -32,7 +33,7 @@ _EDIT_ALIASES = {
     "line": "lineNumber",
 }
 _OLD_TEXT_KEYS = ("oldText", "old_text", *(k for k, v in _EDIT_ALIASES.items() if v == "oldText"))
-# Top-level names that mean "this call is one edit" (seed 003's edit_file {file, find, replace}).
+# Top-level names that mean "this call is one edit" (an edit_file {file, find, replace}, without edits).
 _SINGLE_EDIT_KEYS = ("oldText", "newText", "find", "replace", "replaceAll", "expectedOccurrences", "isRegex", "caseInsensitive", "limit")
 
 

@@ -132,7 +132,7 @@ def _choose(view: View, item: EditItem, hits: list[Hit], candidates: list[Hit], 
     if len(candidates) == 1 or (item.is_regex and item.near_line is None):
         return candidates[:1]
     if item.start_line is not None and item.end_line is None and item.near_line is None:
-        # startLine alone says where the search starts (seed 002's start_line): the first one from there.
+        # startLine alone says where the search starts (as start_line does elsewhere): the first one from there.
         return candidates[:1]
     if item.near_line is not None:
         near = view.from_end(item.near_line)

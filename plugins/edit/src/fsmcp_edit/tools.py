@@ -1,4 +1,4 @@
-"""edit_file and edit_files as the host registers them; their work (``edits.py``) loads at the first call."""
+"""edit_file and edit_files as the host registers them; each one's module loads at its first call."""
 
 from __future__ import annotations
 
@@ -15,6 +15,6 @@ EDIT_FILES = """edit_file's edits on many files, reporting each."""
 
 
 TOOLS = [
-    Tool("edit_file", EDIT_FILE, EditFileInput, "fsmcp_edit.edits:edit_file", DESTRUCTIVE),
-    Tool("edit_files", EDIT_FILES, EditFilesInput, "fsmcp_edit.edits:edit_files", DESTRUCTIVE),
+    Tool("edit_file", EDIT_FILE, EditFileInput, "fsmcp_edit.edit_file:edit_file", DESTRUCTIVE),
+    Tool("edit_files", EDIT_FILES, EditFilesInput, "fsmcp_edit.edit_files:edit_files", DESTRUCTIVE),
 ]

@@ -9,7 +9,7 @@ TOOLS = [
         "list_changes",
         "The journal of file changes, newest first, one per call.",
         ListChangesInput,
-        "fsmcp_history.history:list_changes",
+        "fsmcp_history.list_changes:list_changes",
         READ_ONLY,
         output_model=ListChangesOutput,
     ),
@@ -18,7 +18,7 @@ TOOLS = [
         "Undo a change, all its paths or none, byte for byte; a path changed since needs force. "
         "Undoing an undo redoes.",
         UndoChangeInput,
-        "fsmcp_history.history:undo_change",
+        "fsmcp_history.undo_change:undo_change",
         DESTRUCTIVE,
         output_model=UndoChangeOutput,
     ),

@@ -9,7 +9,7 @@ TOOLS = [
         "read_notebook",
         "A Jupyter notebook's cells, numbered, with type and id.",
         ReadNotebookInput,
-        "fsmcp_notebook.read:read_notebook",
+        "fsmcp_notebook.read_notebook:read_notebook",
         READ_ONLY,
     ),
     Tool(
@@ -17,7 +17,7 @@ TOOLS = [
         "Edit a notebook's cells, all or nothing, validated; formatting and metadata kept, an edited code "
         "cell's outputs cleared.",
         EditNotebookInput,
-        "fsmcp_notebook.edit:edit_notebook",
+        "fsmcp_notebook.edit_notebook:edit_notebook",
         DESTRUCTIVE,
     ),
 ]

@@ -18,7 +18,7 @@ TOOLS = [
         "read_symbol",
         "The source of one definition outline lists, with its line range.",
         ReadSymbolInput,
-        "fsmcp_outline.outline:read_symbol",
+        "fsmcp_outline.read_symbol:read_symbol",
         READ_ONLY,
         title="Read one definition",
     ),

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from fsmcp import ErrorCode, ToolError
 
-from .names import header_name, is_epoch, split_git_names, strip_prefixes, unquote
+from .headers import header_name, is_epoch, split_git_names, strip_prefixes, unquote
 
 BOM = "\ufeff"
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")

@@ -140,7 +140,7 @@ def _add_glob(ctx: ToolContext, scope: Scope, raw: str) -> None:
     if not glob.startswith("/"):
         while glob.startswith("./"):
             glob = glob[2:]
-        # Anchored to the directory, as seed 000 says: *.txt is the directory's own, **/*.txt any depth.
+        # Anchored to the directory: *.txt is the directory's own, **/*.txt any depth.
         glob = scope.anchor.rstrip("/") + "/" + glob
     if not has_magic(glob):
         kind = _named(ctx, scope, raw, glob)

@@ -18,7 +18,8 @@ _MAX_OUTPUT = "Bytes kept of stdout and of stderr each."
 
 
 class _Limits(ToolInput):
-    """Seed 003's names for the working directory and the timeout, which both tools accept.
+    """Other servers' names for the working directory (``cwd``) and the timeout (``timeoutMs``),
+    which both tools accept.
 
     Each tool declares its own fields so that the schema lists the command first.
     """
@@ -27,7 +28,7 @@ class _Limits(ToolInput):
 
     @classmethod
     def prepare(cls, data: dict[str, Any]) -> dict[str, Any]:
-        # Seed 003 names the timeout timeoutMs, in milliseconds.
+        # timeoutMs is in milliseconds; ours is in seconds.
         if "timeoutMs" in data:
             value = data.pop("timeoutMs")
             if isinstance(value, (int, float)) and not isinstance(value, bool):

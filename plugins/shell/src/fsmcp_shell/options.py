@@ -6,11 +6,11 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from fsmcp import options_error
+from fsmcp import ErrorCode, ToolError, options_error
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 DEFAULT_ALLOW = ("grep", "sed", "awk", "find", "cat", "head", "tail", "wc", "sort", "uniq", "cut", "tr", "diff", "file", "stat", "ls", "du", "rg")
-"""Seed 001's set: every one only reads, once the argument rules have been applied."""
+"""The default allowlist: every one only reads, once the argument rules have been applied."""
 
 READ_ONLY_COMMANDS = frozenset(DEFAULT_ALLOW) | {"egrep", "fgrep", "gawk", "mawk", "nawk"}
 """Commands known to change nothing once their argument rules are applied."""
@@ -103,3 +103,12 @@ class ShellOptions(BaseModel):
     @property
     def all_read_only(self) -> bool:
         return all(self.is_read_only(name) for name in self.allow)
+
+
+def checked_timeout(asked: float, options: ShellOptions) -> float:
+    if asked > options.max_timeout:
+        raise ToolError(
+            ErrorCode.INVALID_PARAMS,
+            f"timeout {asked:g} s is over this server's limit of {options.max_timeout:g} s; ask for at most that, or for less work",
+        )
+    return asked

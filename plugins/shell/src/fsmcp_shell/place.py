@@ -94,3 +94,7 @@ def check_paths(values: Iterable[str], cwd: ResolvedPath, access: Access, ctx: T
                 ctx.fs.resolve(raw, Access.READ)
         except ToolError as exc:
             raise ToolError(exc.code, f"argument {value!r} of {command} is refused: {exc.message}. Nothing was run", exc.details) from None
+
+
+def why_read_only(cwd: ResolvedPath, ctx: ToolContext) -> str:
+    return "the server runs with --read-only" if ctx.fs.roots.read_only else f"{cwd.root.path} is a read-only root"

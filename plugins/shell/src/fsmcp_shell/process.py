@@ -146,3 +146,10 @@ async def _ticking(tick: Callable[[float], Awaitable[None]]) -> None:
             await tick(elapsed)
         except Exception:  # a progress note that cannot be sent must not stop the command
             pass
+
+
+def progress_ticks(ctx: ToolContext, what: str, timeout: float) -> Callable[[float], Awaitable[None]]:
+    async def tick(elapsed: float) -> None:
+        await ctx.aprogress(elapsed, timeout, f"{what} has run for {elapsed:g} s")
+
+    return tick

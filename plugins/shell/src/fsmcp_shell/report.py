@@ -1,5 +1,5 @@
-"""What a finished command looks like to the model: seed 001's ``exit_code`` / ``stdout`` /
-``stderr`` text, held to the output budget, and the same facts as data."""
+"""What a finished command looks like to the model: ``exit_code`` / ``stdout`` / ``stderr``
+text, held to the output budget, and the same facts as data."""
 
 from __future__ import annotations
 

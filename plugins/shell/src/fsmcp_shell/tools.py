@@ -30,7 +30,7 @@ def tools_for(settings: Settings) -> list[Tool]:
             "Refused: paths outside the allowed directories, options that write, run programs or follow links "
             f"out. timeout at most {options.max_timeout:g}. " + _OUTPUT,
             input_model=RunCommandInput,
-            function="fsmcp_shell.run:run_command",
+            function="fsmcp_shell.run_command:run_command",
             annotations=READ_ONLY if only_reads else DESTRUCTIVE,
             starts_programs=True,
         )
@@ -42,7 +42,7 @@ def tools_for(settings: Settings) -> list[Tool]:
                 description="Run a command line with /bin/sh -c, in a directory inside the allowed roots. Unlike run_command, "
                 f"nothing checks what it reads, writes or runs. timeout at most {options.max_timeout:g}. " + _OUTPUT,
                 input_model=RunShellInput,
-                function="fsmcp_shell.run:run_shell",
+                function="fsmcp_shell.run_shell:run_shell",
                 annotations=DESTRUCTIVE,
                 starts_programs=True,
             )

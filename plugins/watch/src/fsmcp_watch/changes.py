@@ -72,10 +72,10 @@ def _moved_along(old: str, new: str, renamed: dict[str, str]) -> bool:
 
 
 def modified_since(after: Entries, since_ns: int, reported: set[str], born: Callable[[str], int | None] | None) -> list[Event]:
-    """Seed 004's one-shot check: every non-directory modified at or after ``since``, as a change.
+    """The one-shot check ``since`` asks for: every non-directory modified at or after it, as a change.
 
     With ``born`` (the caller asks for creates), one made at or after ``since`` is a create.
-    Seed 004 knows no create: without it, a new file is a change, as there.
+    Without it (creates not asked for), a new file is reported as a change.
     """
     events = []
     for rel, m in after.items():

@@ -11,7 +11,7 @@ TOOLS = [
         name="watch_file",
         description="What changed in a file or directory since the previous call on it, or wait for the next change.",
         input_model=WatchFileInput,
-        function="fsmcp_watch.watch:watch_file",
+        function="fsmcp_watch.watch_file:watch_file",
         annotations=READ_ONLY,
     ),
 ]

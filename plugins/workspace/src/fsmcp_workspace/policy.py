@@ -1,4 +1,4 @@
-"""The workspace-relative path policy (seed 003): relative paths only, no ``..``, inside the workspace."""
+"""The workspace-relative path policy: relative paths only, no ``..``, inside the workspace."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""write_file and append_file: the tools that put bytes into a file."""
+"""The content a write tool is given, as the bytes to write: decoded, counted, checked."""
 
 from __future__ import annotations
 
@@ -6,50 +6,16 @@ import base64
 import binascii
 from typing import TYPE_CHECKING
 
-from fsmcp import Access, ErrorCode, ResolvedPath, ToolError, ToolResult, expect_version
+from fsmcp import Access, ErrorCode, ResolvedPath, ToolError
 
 if TYPE_CHECKING:
     from fsmcp import ToolContext
 
-    from .models import AppendFileInput, WriteFileInput, WriteFilesInput
+    from .models import WriteFileInput
 
 
-def write_file(args: WriteFileInput, ctx: ToolContext) -> ToolResult:
-    target, data = _prepared(args, ctx)
-    created = ctx.fs.write_atomic(target, data)
-    return ToolResult.text(_wrote(target, data, created), {"path": str(target), "bytesWritten": len(data), "created": created})
-
-
-def write_files(args: WriteFilesInput, ctx: ToolContext) -> ToolResult:
-    """Every file or none: all are checked first, then written; a failure puts back those written."""
-    prepared = [_prepared(item, ctx) for item in args.files]
-    seen: set[str] = set()
-    for target, _ in prepared:
-        if str(target) in seen:
-            raise ToolError(ErrorCode.INVALID_PARAMS, f"{target} is named twice; give each file once")
-        seen.add(str(target))
-    for item in args.files:
-        if item.expected_version is not None:
-            expect_version(ctx.fs, item.path, item.expected_version)
-    snapshot = ctx.fs.snapshot(target for target, _ in prepared)
-    done = []
-    try:
-        for target, data in prepared:
-            ctx.check_cancelled()
-            done.append((target, data, ctx.fs.write_atomic(target, data)))
-    except BaseException as exc:
-        snapshot.restore()
-        if isinstance(exc, ToolError) and done:
-            raise ToolError(exc.code, f"{exc.message}. The {len(done)} file(s) written before it were put back; nothing was changed", exc.details) from None
-        raise
-    snapshot.discard()
-    lines = [_wrote(target, data, created) for target, data, created in done]
-    facts = [{"path": str(target), "bytesWritten": len(data), "created": created} for target, data, created in done]
-    return ToolResult.text("\n".join(lines), {"files": facts})
-
-
-def _prepared(args: WriteFileInput, ctx: ToolContext) -> tuple[ResolvedPath, bytes]:
-    data = _decode_base64(args.content) if args.encoding == "base64" else _utf8(args.content)
+def prepare(args: WriteFileInput, ctx: ToolContext) -> tuple[ResolvedPath, bytes]:
+    data = decode_base64(args.content) if args.encoding == "base64" else utf8(args.content)
     if args.line_count is not None and (lines := line_count(data)) != args.line_count:
         raise ToolError(
             ErrorCode.INVALID_PARAMS,
@@ -57,7 +23,7 @@ def _prepared(args: WriteFileInput, ctx: ToolContext) -> tuple[ResolvedPath, byt
             "It may have been cut short: send the whole content again",
             {"lineCount": lines},
         )
-    _refuse_directory_syntax(args.path)
+    refuse_directory_syntax(args.path)
     return ctx.fs.resolve(args.path, Access.WRITE), data
 
 
@@ -66,37 +32,11 @@ def line_count(data: bytes) -> int:
     return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
 
 
-def _wrote(target: ResolvedPath, data: bytes, created: bool) -> str:
-    return f"Successfully wrote {_bytes(len(data))} to {target} ({'created' if created else 'replaced'})"
+def wrote(target: ResolvedPath, data: bytes, created: bool) -> str:
+    return f"Successfully wrote {byte_count(len(data))} to {target} ({'created' if created else 'replaced'})"
 
 
-def append_file(args: AppendFileInput, ctx: ToolContext) -> ToolResult:
-    text = args.content
-    if args.ensure_newline and text and not text.endswith("\n"):
-        text += "\r\n" if "\r\n" in text else "\n"
-    data = _utf8(text)
-    _refuse_directory_syntax(args.path)
-    target = ctx.fs.resolve(args.path, Access.WRITE)
-    created = args.create and ctx.fs.kind(target) is None
-    try:
-        size = ctx.fs.append(target, data, create=args.create)
-    except ToolError as exc:
-        if exc.code is ErrorCode.NOT_FOUND and not args.create:
-            raise ToolError(
-                ErrorCode.NOT_FOUND,
-                f"{target} does not exist; append_file only adds to an existing file. "
-                "Pass create: true to create it, or check the path",
-                exc.details,
-            ) from None
-        raise
-    how = "created; " if created else ""
-    return ToolResult.text(
-        f"Successfully appended {_bytes(len(data))} to {target} ({how}now {_bytes(size)})",
-        {"path": str(target), "bytesAppended": len(data), "size": size, "created": created},
-    )
-
-
-def _refuse_directory_syntax(raw: str) -> None:
+def refuse_directory_syntax(raw: str) -> None:
     # The policy drops a trailing slash; without this check "notes/" would become a file "notes".
     if raw.endswith("/") and raw.strip("/"):
         raise ToolError(
@@ -105,7 +45,7 @@ def _refuse_directory_syntax(raw: str) -> None:
         )
 
 
-def _utf8(text: str) -> bytes:
+def utf8(text: str) -> bytes:
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError as exc:
@@ -117,7 +57,7 @@ def _utf8(text: str) -> bytes:
         ) from None
 
 
-def _decode_base64(content: str) -> bytes:
+def decode_base64(content: str) -> bytes:
     # Models wrap long base64 in lines, drop padding or use the URL-safe alphabet: all accepted.
     compact = "".join(content.split())
     if len(compact) % 4 in (2, 3):
@@ -133,5 +73,5 @@ def _decode_base64(content: str) -> bytes:
         ) from None
 
 
-def _bytes(n: int) -> str:
+def byte_count(n: int) -> str:
     return "1 byte" if n == 1 else f"{n} bytes"

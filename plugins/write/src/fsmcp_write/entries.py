@@ -1,78 +1,22 @@
-"""create_directory, copy_file, move_file and delete_file: the tools that add, move and remove entries."""
+"""What the tools on entries share: the noun for each kind, the checks on a copy's or move's
+source and destination, and its result."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from fsmcp import Access, ErrorCode, ToolError, ToolResult
+from fsmcp import ErrorCode, ToolError, ToolResult
 
 if TYPE_CHECKING:
     from fsmcp import ResolvedPath, ToolContext
 
-    from .models import CreateDirectoryInput, DeleteFileInput, TransferInput
-
-_NOUN = {"file": "file", "directory": "directory", "symlink": "link", "other": "special file"}
+    from .models import TransferInput
 
 
-def create_directory(args: CreateDirectoryInput, ctx: ToolContext) -> ToolResult:
-    target = ctx.fs.resolve(args.path, Access.WRITE)
-    if ctx.fs.kind(target) not in (None, "directory"):
-        raise ToolError(
-            ErrorCode.NOT_DIRECTORY,
-            f"{target} already exists and is a file, not a directory; choose another path, or delete the file first",
-        )
-    created = ctx.fs.mkdir(target, parents=args.recursive)
-    text = f"Successfully created directory {target}" if created else f"Directory {target} already exists; nothing changed"
-    return ToolResult.text(text, {"path": str(target), "created": created})
+NOUN = {"file": "file", "directory": "directory", "symlink": "link", "other": "special file"}
 
 
-def copy_file(args: TransferInput, ctx: ToolContext) -> ToolResult:
-    src = ctx.fs.resolve(args.source, Access.READ, follow_links=False)
-    dst = ctx.fs.resolve(args.destination, Access.WRITE, follow_links=False)
-    kind = _source_kind(ctx, src)
-    existing = _check_destination(ctx, src, dst, kind, args)
-    ctx.fs.copy(src, dst, overwrite=args.overwrite)
-    return _transferred("copied", src, dst, kind, existing)
-
-
-def move_file(args: TransferInput, ctx: ToolContext) -> ToolResult:
-    src = ctx.fs.resolve(args.source, Access.WRITE, follow_links=False)
-    dst = ctx.fs.resolve(args.destination, Access.WRITE, follow_links=False)
-    kind = _source_kind(ctx, src)
-    existing = _check_destination(ctx, src, dst, kind, args)
-    try:
-        ctx.fs.rename(src, dst, overwrite=args.overwrite)
-    except ToolError as exc:
-        if exc.code is not ErrorCode.DIRECTORY_NOT_EMPTY:
-            raise
-        # rename(2) replaces only an empty directory; the host's advice speaks of delete_file.
-        raise ToolError(
-            ErrorCode.DIRECTORY_NOT_EMPTY,
-            f"{dst} is a directory that is not empty, and a move replaces only an empty one; "
-            f"delete it first (delete_file with recursive: true) or choose another destination. {src} was not moved",
-            exc.details,
-        ) from None
-    if src.path == dst.path:
-        return ToolResult.text(
-            f"{src} is already at {dst}; nothing changed",
-            {"source": str(src), "destination": str(dst), "type": _NOUN[kind], "overwritten": False},
-        )
-    return _transferred("moved", src, dst, kind, existing)
-
-
-def delete_file(args: DeleteFileInput, ctx: ToolContext) -> ToolResult:
-    target = ctx.fs.resolve(args.path, Access.WRITE, follow_links=False)
-    kind = ctx.fs.remove(target, recursive=args.recursive)
-    noun = _NOUN[kind]
-    text = f"Successfully deleted {noun} {target}"
-    if kind == "symlink":
-        text += " (the link only; its target was not touched)"
-    elif kind == "directory" and args.recursive:
-        text += " and everything in it"
-    return ToolResult.text(text, {"path": str(target), "deletedType": noun})
-
-
-def _source_kind(ctx: ToolContext, src: ResolvedPath) -> str:
+def source_kind(ctx: ToolContext, src: ResolvedPath) -> str:
     kind = ctx.fs.kind(src, follow_links=False)
     if kind is None:
         raise ToolError(
@@ -81,7 +25,7 @@ def _source_kind(ctx: ToolContext, src: ResolvedPath) -> str:
     return kind
 
 
-def _check_destination(
+def check_destination(
     ctx: ToolContext, src: ResolvedPath, dst: ResolvedPath, kind: str, args: TransferInput
 ) -> str | None:
     """Refuse a destination the caller did not mean, or cannot replace; the kind of what is there."""
@@ -104,17 +48,17 @@ def _check_destination(
     if existing is not None and kind == "directory" and existing != "directory":
         raise ToolError(
             ErrorCode.ALREADY_EXISTS,
-            f"{dst} is an existing {_NOUN[existing]}, which a directory cannot replace; "
+            f"{dst} is an existing {NOUN[existing]}, which a directory cannot replace; "
             "delete it first, or choose another destination",
         )
     return existing
 
 
-def _transferred(verb: str, src: ResolvedPath, dst: ResolvedPath, kind: str, existing: str | None) -> ToolResult:
-    noun = _NOUN[kind]
+def transferred(verb: str, src: ResolvedPath, dst: ResolvedPath, kind: str, existing: str | None) -> ToolResult:
+    noun = NOUN[kind]
     text = f"Successfully {verb} {noun} {src} to {dst}"
     if existing is not None:
-        text += f" (replaced the existing {_NOUN[existing]})"
+        text += f" (replaced the existing {NOUN[existing]})"
     return ToolResult.text(
         text, {"source": str(src), "destination": str(dst), "type": noun, "overwritten": existing is not None}
     )

@@ -11,7 +11,7 @@ from pydantic.json_schema import SkipJsonSchema
 
 
 class WriteFileInput(ToolInput):
-    # seed 003 calls the path `file`
+    # other servers call the path `file`
     aliases: ClassVar[dict[str, str]] = {"file": "path"}
 
     path: str
@@ -48,7 +48,7 @@ class AppendFileInput(ToolInput):
 
 
 class CreateDirectoryInput(ToolInput):
-    # seed 003's mkdir calls it `dir`
+    # other servers' mkdir calls it `dir`
     aliases: ClassVar[dict[str, str]] = {"dir": "path"}
 
     path: str
@@ -62,7 +62,7 @@ class CreateDirectoryInput(ToolInput):
 class TransferInput(ToolInput):
     # No docstring: pydantic would send it to the model as the schema's description.
 
-    # seed 003's move_file uses from/to
+    # other servers' move_file uses from/to
     aliases: ClassVar[dict[str, str]] = {"from": "source", "to": "destination"}
 
     source: str = Field(description="File, directory or link (as a link).")

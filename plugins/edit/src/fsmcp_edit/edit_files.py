@@ -1,32 +1,13 @@
-"""edit_file and edit_files: what they do and what they answer."""
+"""edit_files: edit_file's edits on many files, each reported; atomic, all or none written."""
 
 from __future__ import annotations
 
 from fsmcp import Access, ResolvedPath, ToolContext, ToolError, ToolResult, truncate
 
+from .edit_file import CUT_PREVIEW, CUT_WRITTEN
 from .files import expand
-from .models import EditFileInput, EditFilesInput
+from .models import EditFilesInput
 from .plan import Plan, commit, plan_edit
-
-_CUT_WRITTEN = "The edit was applied in full; only this report was cut. read_file shows the result."
-_CUT_PREVIEW = "Nothing was written. Preview fewer edits or files at a time to see every diff."
-
-
-def edit_file(args: EditFileInput, ctx: ToolContext) -> ToolResult:
-    target = ctx.fs.resolve(args.path, Access.READ if args.dry_run else Access.WRITE)
-    try:
-        plan = plan_edit(ctx, target, args.edits)
-    except ToolError as exc:
-        raise ToolError(exc.code, f"{target} was not changed: {exc.message}", exc.details) from None
-    written = plan.changed and not args.dry_run
-    if written:
-        commit(ctx, plan)
-    if not plan.changed:
-        text = "(no changes)" if args.dry_run else f"(no changes) {target}: the edits matched but leave the file as it was; nothing was written."
-    else:
-        head = f"Dry run (nothing written): {target} would get {plan.summary()}." if args.dry_run else f"Edited {target}: {plan.summary()}."
-        text, _ = truncate(f"{head}\n{plan.shown_diff()}", ctx.budget, _CUT_PREVIEW if args.dry_run else _CUT_WRITTEN)
-    return ToolResult.text(text, plan.data(written))
 
 
 def edit_files(args: EditFilesInput, ctx: ToolContext) -> ToolResult:
@@ -50,7 +31,7 @@ def edit_files(args: EditFilesInput, ctx: ToolContext) -> ToolResult:
         f"{'Dry run (nothing written): ' if args.dry_run else ''}{len(outcomes)} file{'s' if len(outcomes) != 1 else ''}: "
         f"{edited} {'would change' if args.dry_run else 'edited'}, {len(outcomes) - edited - failures} unchanged, {failures} failed."
     )
-    text, _ = truncate(f"{head}\n{_report(outcomes, diffs=True)}", ctx.budget, _CUT_PREVIEW if args.dry_run else _CUT_WRITTEN)
+    text, _ = truncate(f"{head}\n{_report(outcomes, diffs=True)}", ctx.budget, CUT_PREVIEW if args.dry_run else CUT_WRITTEN)
     data = [
         {"path": path, "error": {"code": o.code.value, "message": o.message}} if isinstance(o, ToolError) else o.data(not args.dry_run and o.changed)
         for path, o in outcomes

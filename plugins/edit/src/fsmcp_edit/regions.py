@@ -15,7 +15,7 @@ Span = tuple[int, int, str]
 
 
 @dataclass(frozen=True)
-class Change:
+class ChangedRegion:
     """``original[old_start:old_end]`` became ``current[new_start:new_end]``."""
 
     old_start: int
@@ -29,25 +29,25 @@ class Change:
 
 
 @dataclass
-class _Region:
+class _Open:
     old_start: int
     start: int
     end: int
     shift_before: int
 
 
-def track(changes: Sequence[Change], spans: Sequence[Span]) -> list[Change]:
+def track(changes: Sequence[ChangedRegion], spans: Sequence[Span]) -> list[ChangedRegion]:
     """The changes after one more edit, whose sorted ``(begin, end, new text)`` spans are in
     the text as it was before that edit (which is the ``new`` side of ``changes``)."""
-    out: list[Change] = []
+    out: list[ChangedRegion] = []
     i = 0
     passed = 0  # growth of the changes passed: maps an offset between changes back to the original
     shift = 0  # growth from this edit's spans passed: maps an offset to the text after this edit
-    pending: _Region | None = None
+    pending: _Open | None = None
 
     def flush() -> None:
         assert pending is not None
-        out.append(Change(pending.old_start, pending.end - passed, pending.start + pending.shift_before, pending.end + shift))
+        out.append(ChangedRegion(pending.old_start, pending.end - passed, pending.start + pending.shift_before, pending.end + shift))
 
     for begin, end, new in spans:
         if pending is not None and begin > pending.end:
@@ -55,11 +55,11 @@ def track(changes: Sequence[Change], spans: Sequence[Span]) -> list[Change]:
             pending = None
         while i < len(changes) and changes[i].new_end < begin and pending is None:
             c = changes[i]
-            out.append(Change(c.old_start, c.old_end, c.new_start + shift, c.new_end + shift))
+            out.append(ChangedRegion(c.old_start, c.old_end, c.new_start + shift, c.new_end + shift))
             passed += c.growth
             i += 1
         if pending is None:
-            pending = _Region(begin - passed, begin, end, shift)
+            pending = _Open(begin - passed, begin, end, shift)
         pending.end = max(pending.end, end)
         shift += len(new) - (end - begin)
         while i < len(changes) and changes[i].new_start <= pending.end:
@@ -71,5 +71,5 @@ def track(changes: Sequence[Change], spans: Sequence[Span]) -> list[Change]:
             i += 1
     if pending is not None:
         flush()
-    out += [Change(c.old_start, c.old_end, c.new_start + shift, c.new_end + shift) for c in changes[i:]]
+    out += [ChangedRegion(c.old_start, c.old_end, c.new_start + shift, c.new_end + shift) for c in changes[i:]]
     return out

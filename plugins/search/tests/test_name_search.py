@@ -141,7 +141,7 @@ async def test_glob_search_honours_gitignore(tree, write, call, ok):
 
 
 async def test_a_relative_glob_is_anchored_to_the_directory(tree, write, call, ok):
-    # Seed 000: *.txt under sub matches sub/a.txt only; **/*.txt matches at any depth.
+    # Anchored to the directory: *.txt under sub matches sub/a.txt only; **/*.txt matches at any depth.
     write(tree, {"sub/a.txt": "", "sub/nested/deep.txt": "", "top.txt": ""})
     assert ok(await call("glob_search", {"directory": str(tree / "sub"), "globs": ["*.txt"]})) == f"{tree}/sub/a.txt"
     text = ok(await call("glob_search", {"directory": str(tree / "sub"), "globs": ["**/*.txt"]}))

@@ -1,4 +1,4 @@
-"""get_file_info and list_allowed_directories: metadata, never content."""
+"""get_file_info: a file's metadata, never its content."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from fsmcp import Access, ToolError, ToolResult, kind_of, version
 if TYPE_CHECKING:
     from fsmcp import ToolContext
 
-    from .models import NoInput, PathInput
+    from .models import PathInput
 
 
 def iso(timestamp: float) -> str:
@@ -48,12 +48,3 @@ def _version(ctx: ToolContext, raw: str, st: Any) -> str:
         except ToolError:
             pass
     return version(st)
-
-
-def list_allowed_directories(args: NoInput, ctx: ToolContext) -> ToolResult:
-    roots = ctx.fs.roots
-    described = [(str(r.path), "read-write" if roots.writable(r) else "read-only") for r in roots.roots]
-    text = "\n".join(f"{path} ({mode})" for path, mode in described) or (
-        roots.view.refusal or "(no directory is usable: the client's roots and the server's do not overlap)"
-    )
-    return ToolResult.text(text, {"directories": [{"path": p, "access": m} for p, m in described]})

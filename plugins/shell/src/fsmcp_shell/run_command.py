@@ -1,4 +1,4 @@
-"""run_command and run_shell: every check, in order, then the process, then the report.
+"""run_command: every check, in order, then the process, then the report.
 
 Nothing is spawned until every check has passed: the name, the allowlist, the working
 directory, the argument rules and every path an argument can name.
@@ -8,21 +8,19 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Awaitable, Callable
 
 import anyio
 
 from fsmcp import Access, ErrorCode, ResolvedPath, ToolContext, ToolError, ToolResult, start_program
 
 from .argv import Refused, parse
-from .models import RunCommandInput, RunShellInput
-from .options import ShellOptions
-from .place import check_paths, environment, locate, not_installed, search_path, working_directory
-from .process import execute
+from .models import RunCommandInput
+from .options import ShellOptions, checked_timeout
+from .place import check_paths, environment, locate, not_installed, search_path, why_read_only, working_directory
+from .process import execute, progress_ticks
 from .report import report
 from .specs import SPECS, UNKNOWN
 
-SHELL = "/bin/sh"
 _sandbox_support: dict[str, bool] = {}
 _PROBE_SECONDS = 30
 
@@ -44,7 +42,7 @@ async def run_command(args: RunCommandInput, ctx: ToolContext) -> ToolResult:
         ) from None
     # A command that may write gets write access checked for every path it names.
     check_paths(parsed.paths, cwd, Access.READ if read_only else Access.WRITE, ctx, command)
-    timeout = _timeout(args.timeout, options)
+    timeout = checked_timeout(args.timeout, options)
     path = search_path(options, ctx)
     env = environment(options, path)
     if spec.sandboxed:
@@ -56,23 +54,9 @@ async def run_command(args: RunCommandInput, ctx: ToolContext) -> ToolResult:
         argv = [command, *parsed.added, *args.args]
     done = await execute(
         ctx, argv, program=program, writes=not read_only, network=options.allow_network, cwd=str(cwd.path), env=env, timeout=timeout, grace=options.kill_grace, cap=args.max_output_bytes,
-        tick=_progress(ctx, command, timeout),
+        tick=progress_ticks(ctx, command, timeout),
     )
     return report(done, command=command, args=args.args, cwd=str(cwd.path), timeout=timeout, grace=options.kill_grace, budget=ctx.budget)
-
-
-async def run_shell(args: RunShellInput, ctx: ToolContext) -> ToolResult:
-    options = ShellOptions.load(ctx.options)
-    cwd = working_directory(args.working_directory, Access.READ, ctx)
-    if not ctx.fs.roots.writable(cwd.root):
-        raise ToolError(ErrorCode.READ_ONLY, f"run_shell can change anything, and {_why_read_only(cwd, ctx)}; use run_command with a read-only command")
-    timeout = _timeout(args.timeout, options)
-    env = environment(options, search_path(options, ctx))
-    done = await execute(
-        ctx, [SHELL, "-c", args.command], program=SHELL, writes=True, network=options.allow_network, cwd=str(cwd.path), env=env, timeout=timeout, grace=options.kill_grace,
-        cap=args.max_output_bytes, tick=_progress(ctx, "the shell command", timeout),
-    )
-    return report(done, command=SHELL, args=["-c", args.command], cwd=str(cwd.path), timeout=timeout, grace=options.kill_grace, budget=ctx.budget)
 
 
 def _check_name(command: str, options: ShellOptions) -> None:
@@ -95,30 +79,10 @@ def _cwd(raw: str | None, read_only: bool, command: str, options: ShellOptions, 
         usable = sorted(c for c in options.allow if options.is_read_only(c))
         raise ToolError(
             ErrorCode.READ_ONLY,
-            f"{command} is not a known read-only command, and {_why_read_only(cwd, ctx)}; "
+            f"{command} is not a known read-only command, and {why_read_only(cwd, ctx)}; "
             f"here only read-only commands run: {', '.join(usable) or '(none)'}",
         )
     return ctx.fs.resolve(cwd, Access.WRITE)
-
-
-def _why_read_only(cwd: ResolvedPath, ctx: ToolContext) -> str:
-    return "the server runs with --read-only" if ctx.fs.roots.read_only else f"{cwd.root.path} is a read-only root"
-
-
-def _timeout(asked: float, options: ShellOptions) -> float:
-    if asked > options.max_timeout:
-        raise ToolError(
-            ErrorCode.INVALID_PARAMS,
-            f"timeout {asked:g} s is over this server's limit of {options.max_timeout:g} s; ask for at most that, or for less work",
-        )
-    return asked
-
-
-def _progress(ctx: ToolContext, what: str, timeout: float) -> Callable[[float], Awaitable[None]]:
-    async def tick(elapsed: float) -> None:
-        await ctx.aprogress(elapsed, timeout, f"{what} has run for {elapsed:g} s")
-
-    return tick
 
 
 async def _sandboxed(command: str, name: str, path: str, env: dict[str, str], options: ShellOptions, ctx: ToolContext) -> str:
