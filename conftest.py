@@ -19,11 +19,11 @@ from pathlib import Path
 
 import pytest
 
-TEMPLATE = Path(__file__).resolve().parent / "core" / "src" / "fsmcp" / "plugin_template"
+TEMPLATE = Path(__file__).resolve().parent / "plugin-template"
 _installed: list[str] = []
 
 
-def pytest_configure(config: pytest.Config) -> None:
+def _install_template() -> None:
     target = tempfile.mkdtemp(prefix="fsmcp-template-")
     _installed.append(target)
     uv = shutil.which("uv") or "uv"
@@ -37,6 +37,11 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (os.environ.get("PYTHONPATH"), target) if p)
 
 
+# At import, not in pytest_configure: pytest loads the template's tests/conftest.py (which imports
+# fsmcp_wordcount) together with this one, before any pytest_configure runs.
+_install_template()
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     for target in _installed:
         shutil.rmtree(target, ignore_errors=True)
@@ -45,10 +50,3 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 @pytest.fixture
 def anyio_backend():
     return "asyncio"
-
-
-@pytest.fixture(autouse=True)
-def _state_home(tmp_path_factory, monkeypatch):
-    # The server's state (the change journal) goes to a tmp dir, for the servers tests start too:
-    # no test writes to the user's real ~/.local/state.
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))

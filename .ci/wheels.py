@@ -2,8 +2,9 @@
 
     uv run python .ci/wheels.py [--keep DIR]
 
-1. `uv build` of core/ and every plugins/*/ (the sdist, then the wheel from the unpacked sdist),
-   and of a plugin rendered by `fsmcp new-plugin` from the host's wheel;
+1. `uv build` of core/ and every plugins/*/ (the sdist, then the wheel from the unpacked sdist;
+   the host's carries plugin-template/), of plugin-template/ itself, and of a plugin rendered by
+   `fsmcp new-plugin` from the host's wheel;
 2. the metadata of each (licence, classifiers, Requires-Python, a Markdown readme that links
    nothing on this machine) and `twine check --strict` (twine from the package index, in a
    virtual environment of its own);
@@ -132,9 +133,10 @@ def main() -> int:
 
         host = venv(work / "host", wheels["fsmcp"])
         run(host / "fsmcp", "new-plugin", "ci_probe", "--dir", work)
+        build(REPO / "plugin-template", probe_dist)
         build(work / "fsmcp-ci-probe", probe_dist)
         artifacts = sorted(p for d in (dist, probe_dist) for p in d.iterdir() if p.name.endswith((".whl", ".tar.gz")))
-        say("fsmcp new-plugin ci_probe from the host's wheel, then built: " + ", ".join(p.name for p in artifacts if p.parent == probe_dist))
+        say("plugin-template/, and fsmcp new-plugin ci_probe from the host's wheel, built: " + ", ".join(p.name for p in artifacts if p.parent == probe_dist))
 
         problems = {a.name: p for a in artifacts if (p := check_metadata(a))}
         if problems:

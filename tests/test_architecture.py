@@ -10,7 +10,7 @@ from fsmcp import hookspecs
 
 REPO = Path(__file__).resolve().parent.parent
 PLUGIN_SOURCES = sorted(
-    p for p in [*REPO.glob("plugins/*/src/**/*.py"), *REPO.glob("core/src/fsmcp/plugin_template/src/**/*.py")]
+    p for p in [*REPO.glob("plugins/*/src/**/*.py"), *REPO.glob("plugin-template/src/**/*.py")]
 )
 
 # Calls that touch the file system by name. A plugin goes through ctx.fs instead, so that the
@@ -65,7 +65,7 @@ def test_the_checker_catches_what_it_should():
 
 
 def test_plugin_hook_modules_hold_only_hook_implementations():
-    for hooks_py in [*REPO.glob("plugins/*/src/*/hooks.py"), *REPO.glob("core/src/fsmcp/plugin_template/src/*/hooks.py")]:
+    for hooks_py in [*REPO.glob("plugins/*/src/*/hooks.py"), *REPO.glob("plugin-template/src/*/hooks.py")]:
         tree = ast.parse(hooks_py.read_text())
         for node in tree.body:
             if isinstance(node, ast.FunctionDef):

@@ -21,7 +21,7 @@ from mcp import Client, StdioServerParameters
 from fsmcp.testing import text_of
 
 REPO = Path(__file__).resolve().parents[1]
-TEMPLATE = REPO / "core" / "src" / "fsmcp" / "plugin_template"
+TEMPLATE = REPO / "plugin-template"
 READ_TOOLS = {
     "read_file",
     "read_multiple_files",

@@ -17,15 +17,16 @@ from pathlib import Path
 
 import pytest
 
-from fsmcp import hookspecs, scaffold
+from fsmcp import hookspecs, scaffold, testing
 
 REPO = Path(__file__).resolve().parents[1]
-TEMPLATE = REPO / "core" / "src" / "fsmcp" / "plugin_template"
+TEMPLATE = REPO / "plugin-template"
 TEMPLATE_NAMES = ("wordcount", "word_count", "WordCount", "Word count")
 # The names examples elsewhere use: none may appear in a plugin rendered under another name.
 EXAMPLE_NAMES = ("linecount", "line_count", "LineCount", "Line count", "mytool", "Mytool", "demo", "Demo")
 NAMES = ("mytool", "line_count", "csv2json")
-HOOKS = [name for name in vars(hookspecs) if name.startswith("fsmcp_")]
+# The host's names a plugin's files may hold: its hooks and fsmcp.testing's fixtures (fsmcp_plugins).
+HOST_NAMES = [name for module in (hookspecs, testing) for name in vars(module) if name.startswith("fsmcp_")]
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 TIMEOUT = 300  # a cold uv cache downloads every dependency once
 
@@ -66,7 +67,7 @@ def test_demo_is_the_template_with_every_name_replaced(tmp_path):
     assert 'packages = ["src/fsmcp_demo"]' in pyproject
     tools = files["src/fsmcp_demo/tools.py"]
     assert 'name="demo"' in tools and 'title="Demo"' in tools and "class DemoInput(ToolInput)" in tools
-    assert 'PLUGIN = ("demo", hooks)' in files["tests/test_demo.py"]
+    assert 'return [("demo", hooks)]' in files["tests/conftest.py"]
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -79,9 +80,9 @@ def test_every_name_in_the_rendered_plugin_is_its_own(tmp_path, name):
         for other in foreign:
             assert other not in path and other not in text, f"{other!r} in {path} of plugin {name}"
         # Every fsmcp-… / fsmcp_… is this plugin's distribution or package (or a file named after
-        # them), or a hook's name.
+        # them), or a hook's or a testing fixture's name.
         rest = text.replace(own["fsmcp-wordcount"], "").replace(own["fsmcp_wordcount"], "")
-        rest = re.sub("|".join(HOOKS), "", rest)
+        rest = re.sub("|".join(HOST_NAMES), "", rest)
         stray = re.search(r"fsmcp[-_][a-z]\S*", rest)
         assert stray is None, f"{stray.group(0)} in {path} of plugin {name}"
     readme = (made / "README.md").read_text()

@@ -19,7 +19,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 FAMILIES = sorted(p for p in (REPO / "plugins").iterdir() if (p / "pyproject.toml").is_file())
 DISTRIBUTIONS = [REPO / "core", *FAMILIES]
-TEMPLATE = REPO / "core" / "src" / "fsmcp" / "plugin_template"
+TEMPLATE = REPO / "plugin-template"
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 
 

@@ -20,11 +20,13 @@ class ScaffoldError(Exception):
 
 
 def template_dir() -> Path:
-    """The template, shipped inside the package: a wheel, an editable install and the clone read the same files."""
-    here = Path(__file__).resolve().parent / "plugin_template"
-    if not (here / "pyproject.toml").is_file():
-        raise ScaffoldError(f"the plugin template is missing from this installation of fsmcp ({here}); reinstall fsmcp")
-    return here
+    """The template: the copy an installed fsmcp carries in its package, else (an editable install,
+    the clone) the repository's ``plugin-template/`` beside ``core/``."""
+    here = Path(__file__).resolve().parent
+    for template in (here / "plugin_template", here.parents[2] / "plugin-template"):
+        if (template / "pyproject.toml").is_file():
+            return template
+    raise ScaffoldError(f"the plugin template is missing from this installation of fsmcp ({here / 'plugin_template'}); reinstall fsmcp")
 
 
 def replacements(name: str) -> dict[str, str]:

@@ -1,9 +1,15 @@
-"""Helpers for testing fsmcp plugins, ours and third parties' alike.
+"""Helpers for testing fsmcp plugins, ours and third parties' alike, and the pytest plugin that
+offers them as fixtures.
 
 ``host_for`` builds a host with exactly the plugins you name (no entry points), and
 ``connect`` drives it through the ``mcp`` SDK's own client in process, over the same protocol
 code that ``fsmcp serve`` runs; ``serve_stdio`` starts the real ``fsmcp serve`` as a
 subprocess and connects over stdio.
+
+Installed with fsmcp, this module is a pytest plugin (entry point ``fsmcp`` in group
+``pytest11``; ``-p no:fsmcp`` turns it off): the fixtures ``root``, ``outside``, ``secret``,
+``server`` and ``call``, with ``fsmcp_plugins`` for a conftest to say which plugins they load,
+and every test's server state (the change journal) in a directory of its own.
 """
 
 from __future__ import annotations
@@ -17,12 +23,13 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Iterable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 from mcp import Client, StdioServerParameters, types
 from mcp.shared.message import SessionMessage
 
@@ -240,8 +247,10 @@ class ToolCalls:
     content, an outside path) never appeared in any of them.
     """
 
-    def __init__(self, client: Client):
+    def __init__(self, client: Client, host: Host | None = None):
         self.client = client
+        self.host = host
+        """The host the client is connected to, when the one who connected it says."""
         self.texts: list[str] = []
 
     async def call(self, name: str, **args: Any) -> tuple[bool, str]:
@@ -301,3 +310,91 @@ def tree_of(top: str | Path) -> dict[str, tuple]:
             else:
                 seen[rel] = ("file", path.read_bytes(), stat.S_IMODE(st.st_mode))
     return seen
+
+
+# -- the pytest plugin ------------------------------------------------------------------------
+
+SECRET = "TOP-SECRET: this text lives outside the roots"
+"""The text of ``outside/secret.txt``: a test checks that it never shows in what a tool answers."""
+
+Plugins = list[tuple[str, object]]
+
+
+@pytest.fixture(autouse=True)
+def _fsmcp_state_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The server's state (the change journal) goes to a directory of this test's own, for the
+    # servers a test starts as subprocesses too: no test writes to the user's ~/.local/state, and
+    # tests running side by side (pytest-xdist) never share a journal.
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    """An empty allowed root, ``tmp_path/"root"``, as its real path (the form results show).
+
+    It lies inside ``tmp_path`` so that a test can put things beside it, outside the roots.
+    """
+    path = tmp_path / "root"
+    path.mkdir()
+    return path.resolve()
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Path:
+    """A directory beside ``root``, outside every root, holding ``secret.txt`` (the ``secret`` text)."""
+    path = tmp_path / "outside"
+    path.mkdir()
+    (path / "secret.txt").write_text(SECRET)
+    return path.resolve()
+
+
+@pytest.fixture
+def secret() -> str:
+    """The text of ``outside/secret.txt``."""
+    return SECRET
+
+
+@pytest.fixture
+def fsmcp_plugins() -> Plugins | None:
+    """The plugins ``server`` and ``call`` load, as ``(name, module)`` pairs (as for ``host_for``).
+
+    None, the default, loads every installed plugin (entry points). Override it in a conftest to
+    test a plugin alone: ``return [("wordcount", fsmcp_wordcount.hooks)]``.
+    """
+    return None
+
+
+@pytest.fixture
+def server(root: Path, fsmcp_plugins: Plugins | None) -> Callable[..., AbstractAsyncContextManager[ToolCalls]]:
+    """``async with server(*roots, load=None, mode="legacy", **settings) as calls``: a new host
+    and the SDK's client connected to it in process, as a ``ToolCalls`` (``calls.client``,
+    ``calls.host``).
+
+    The host serves ``roots`` (default ``root``; ``"DIR:ro"`` for a read-only root) with the
+    plugins ``load`` (default ``fsmcp_plugins``) and ``settings`` by their ``fsmcp.toml`` names
+    (``plugins={"NAME": {...}}`` for a plugin's options); ``mode`` is ``connect``'s.
+    """
+
+    @asynccontextmanager
+    async def open_server(*roots: str | Path, load: Plugins | None = None, mode: str = "legacy", **settings: Any) -> AsyncIterator[ToolCalls]:
+        plugins = fsmcp_plugins if load is None else load
+        host = host_for(roots or [root], plugins or (), entry_points=plugins is None, **settings)
+        async with connect(host, mode=mode) as client:
+            yield ToolCalls(client, host)
+
+    return open_server
+
+
+@pytest.fixture
+def call(server: Callable[..., AbstractAsyncContextManager[ToolCalls]]) -> Callable[..., Awaitable[types.CallToolResult]]:
+    """``await call(tool, arguments=None, *, roots=(), progress=None, **settings)``: one call on a
+    new ``server(*roots, **settings)``; returns the ``CallToolResult``.
+
+    ``progress`` receives the call's progress notifications (``progress_callback``).
+    """
+
+    async def call_tool(name: str, arguments: dict[str, Any] | None = None, *, roots: Iterable[str | Path] = (), progress: Any = None, **settings: Any) -> types.CallToolResult:
+        async with server(*(roots or ()), **settings) as calls:
+            return await calls.client.call_tool(name, arguments or {}, progress_callback=progress)
+
+    return call_tool

@@ -46,7 +46,8 @@ class ToolInput(BaseModel):
     it against the file named by the field ``versioned`` names before the tool runs (a list
     field: it must hold exactly one path). ``items_of`` names the tool whose arguments the items
     of its list fields are (``write_files``: ``write_file``): where that tool is offered too, it
-    describes them, and here they are sent as plain objects.
+    describes them, and here they are sent as plain objects. ``prepare`` rewrites the arguments
+    before they are read (other servers' forms of them).
     """
 
     model_config = ConfigDict(
@@ -56,12 +57,26 @@ class ToolInput(BaseModel):
     versioned: ClassVar[str] = "path"
     items_of: ClassVar[str] = ""
 
+    @classmethod
+    def prepare(cls, data: dict[str, Any]) -> dict[str, Any]:
+        """Override to rewrite the arguments before they are validated: other servers' forms of
+        them (``lineRange: "a-b"``, an array sent as its JSON text), values an alias needs
+        converted. ``data`` is the arguments by their wire names, a copy of the tool's own to
+        change; return it (or another dict). Runs before ``aliases`` are applied. A
+        ``ValueError`` raised here is an ``INVALID_PARAMS`` error with its message."""
+        return data
+
     @model_validator(mode="before")
     @classmethod
-    def _accept_aliases(cls, data: Any) -> Any:
-        if not cls.aliases or not isinstance(data, dict):
+    def _before_validation(cls, data: Any) -> Any:
+        # One validator for every model: the argument dict is copied once, and only when a
+        # model rewrites it (most models have neither prepare nor aliases).
+        prepares = cls.prepare.__func__ is not ToolInput.prepare.__func__  # type: ignore[attr-defined]
+        if not (prepares or cls.aliases) or not isinstance(data, dict):
             return data
         data = dict(data)
+        if prepares:
+            data = cls.prepare(data)
         for alias, canonical in cls.aliases.items():
             if alias in data:
                 value = data.pop(alias)

@@ -1,49 +1,35 @@
-"""Fixtures for the archive plugin's tests: real files in tmp_path, the SDK's real client in process."""
+"""Fixtures for the archive plugin's tests: real files in tmp_path, the archive plugin alone under
+fsmcp.testing's fixtures (``root``, ``outside``, ``server``: the SDK's real client in process)."""
 
 from __future__ import annotations
 
 import io
 import tarfile
 import zipfile
-from contextlib import asynccontextmanager
-from pathlib import Path
 
 import fsmcp_archive.hooks
 import pytest
-from fsmcp.testing import ToolCalls, connect, host_for, tree_of
+from fsmcp.testing import host_for, tree_of
 
-SECRET = "TOP SECRET: this text lives outside the roots"
-
-
-@pytest.fixture
-def root(tmp_path: Path) -> Path:
-    path = tmp_path / "root"
-    path.mkdir()
-    return path.resolve()
+PLUGIN = ("archive", fsmcp_archive.hooks)
 
 
 @pytest.fixture
-def outside(tmp_path: Path) -> Path:
-    path = tmp_path / "outside"
-    path.mkdir()
-    (path / "secret.txt").write_text(SECRET)
-    return path.resolve()
+def fsmcp_plugins():
+    return [PLUGIN]
 
 
 def make_host(*roots, limits: dict | None = None, **settings):
-    return host_for(roots, [("archive", fsmcp_archive.hooks)], plugins={"archive": limits or {}}, **settings)
+    return host_for(roots, [PLUGIN], plugins={"archive": limits or {}}, **settings)
 
 
 @pytest.fixture
-def server(root: Path):
-    """``async with server(*roots, limits={...}, **settings) as s``: the archive plugin alone."""
+def server(server):
+    """``async with server(*roots, limits={...}, **settings) as s``: fsmcp.testing's ``server``,
+    ``limits`` the archive plugin's options."""
 
-    @asynccontextmanager
-    async def open_session(*roots, limits: dict | None = None, **client_options_and_settings):
-        client_options = {k: client_options_and_settings.pop(k) for k in ("mode",) if k in client_options_and_settings}
-        host = make_host(*(roots or [root]), limits=limits, **client_options_and_settings)
-        async with connect(host, **client_options) as client:
-            yield ToolCalls(client)
+    def open_session(*roots, limits: dict | None = None, **settings):
+        return server(*roots, plugins={"archive": limits or {}}, **settings)
 
     return open_session
 
@@ -85,8 +71,3 @@ class Kit:
 @pytest.fixture
 def kit() -> type[Kit]:
     return Kit
-
-
-@pytest.fixture
-def secret() -> str:
-    return SECRET

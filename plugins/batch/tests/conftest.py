@@ -1,4 +1,5 @@
-"""Fixtures for the batch plugin's tests: real files in tmp_path, the SDK's real client in process."""
+"""Fixtures for the batch plugin's tests: real files in tmp_path, read, write and batch under
+fsmcp.testing's fixtures (``root``, ``server``: the SDK's real client in process)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import fsmcp_batch.hooks
 import fsmcp_read.hooks
 import fsmcp_write.hooks
 import pytest
-from fsmcp.testing import connect, host_for, text_of, tree_of
+from fsmcp.testing import text_of, tree_of
 
 PLUGINS = [("read", fsmcp_read.hooks), ("write", fsmcp_write.hooks), ("batch", fsmcp_batch.hooks)]
 
@@ -55,21 +56,19 @@ def saved_copies(tmp_path: Path, monkeypatch):
 
 
 @pytest.fixture
-def root(tmp_path: Path) -> Path:
-    path = tmp_path / "root"
-    path.mkdir()
-    return path
+def fsmcp_plugins():
+    return PLUGINS
 
 
 @pytest.fixture
-def server(root: Path):
-    """``async with server(extra_plugins, **settings) as s``: read, write and batch, over ``root`` by default."""
+def server(server):
+    """``async with server(extra_plugins, roots=[...], **settings) as s``: fsmcp.testing's ``server``
+    with read, write, batch and ``extra_plugins``, over ``root`` by default, as a ``Session``."""
 
     @asynccontextmanager
     async def open_session(extra=(), roots=(), **settings):
-        host = host_for(roots or [root], [*PLUGINS, *extra], **settings)
-        async with connect(host) as client:
-            yield Session(client, host)
+        async with server(*roots, load=[*PLUGINS, *extra], **settings) as calls:
+            yield Session(calls.client, calls.host)
 
     return open_session
 

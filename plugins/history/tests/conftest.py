@@ -1,21 +1,19 @@
-"""Fixtures for the history plugin's tests: every installed tool family over a real tree."""
+"""Fixtures for the history plugin's tests: every installed tool family over a real tree, under
+fsmcp.testing's fixtures (``root``, ``server``)."""
 
 from __future__ import annotations
 
 import io
 import os
 import tarfile
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
-from fsmcp.testing import ToolCalls, connect, host_for
 
 
 @pytest.fixture
-def root(tmp_path: Path) -> Path:
+def root(root: Path) -> Path:
     """A tree with modes, a nested directory, a link and an archive to extract over it."""
-    root = tmp_path / "root"
     (root / "sub" / "deep").mkdir(parents=True)
     (root / "a.txt").write_text("alpha\nbeta\n")
     (root / "run.sh").write_text("#!/bin/sh\necho hi\n")
@@ -42,14 +40,12 @@ def state(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def server(root: Path, state: Path):
-    """``async with server(**settings) as s``: every installed plugin over ``root``, the journal in ``state``."""
+def server(server, state: Path):
+    """``async with server(**settings) as s``: fsmcp.testing's ``server`` (every installed plugin
+    over ``root``), the journal in ``state``."""
 
-    @asynccontextmanager
-    async def open_session(*roots, **settings):
+    def open_session(*roots, **settings):
         settings.setdefault("journal", str(state))
-        host = host_for(roots or [root], entry_points=True, **settings)
-        async with connect(host) as client:
-            yield ToolCalls(client)
+        return server(*roots, **settings)
 
     return open_session

@@ -1,4 +1,4 @@
-"""Fixtures for patch_apply's tests: a root directory, the tool through the real client, snapshots."""
+"""Fixtures for patch_apply's tests: the tool through the real client over fsmcp.testing's ``root``, snapshots."""
 
 from __future__ import annotations
 
@@ -8,13 +8,6 @@ from pathlib import Path
 import fsmcp_patch.hooks
 import pytest
 from fsmcp.testing import connect, host_for, text_of
-
-
-@pytest.fixture
-def root(tmp_path: Path) -> Path:
-    r = tmp_path / "root"
-    r.mkdir()
-    return r
 
 
 @pytest.fixture

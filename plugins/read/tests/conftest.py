@@ -1,4 +1,5 @@
-"""Helpers for the read plugin's tests: one in-process MCP client per call, real files."""
+"""Helpers for the read plugin's tests: the read plugin alone under fsmcp.testing's fixtures
+(``root``, ``call``: one in-process MCP client per call), real files."""
 
 from __future__ import annotations
 
@@ -9,26 +10,11 @@ import pytest
 from mcp import types
 
 import fsmcp_read.hooks
-from fsmcp.testing import connect, host_for
 
 
 @pytest.fixture
-def root(tmp_path):
-    path = tmp_path / "root"
-    path.mkdir()
-    return path.resolve()
-
-
-@pytest.fixture
-def call(root):
-    """``await call(tool, args, roots=[...], **settings)``: one tool call through the SDK's client."""
-
-    async def call(name: str, args: dict | None = None, *, roots=None, **settings) -> types.CallToolResult:
-        host = host_for(roots or [root], [("read", fsmcp_read.hooks)], **settings)
-        async with connect(host) as client:
-            return await client.call_tool(name, args or {})
-
-    return call
+def fsmcp_plugins():
+    return [("read", fsmcp_read.hooks)]
 
 
 @pytest.fixture

@@ -1,4 +1,5 @@
-"""Helpers for the search plugin's tests: real trees on disk, the SDK's client in process."""
+"""Helpers for the search plugin's tests: real trees on disk, the search plugin alone under
+fsmcp.testing's fixtures (``root``, ``call``: the SDK's client in process)."""
 
 from __future__ import annotations
 
@@ -6,10 +7,9 @@ import os
 from pathlib import Path
 
 import pytest
-from mcp import types
 
 import fsmcp_search.hooks
-from fsmcp.testing import connect, error_of, host_for, ok_text
+from fsmcp.testing import error_of, ok_text
 
 
 def children(pid: int) -> dict[int, str]:
@@ -49,10 +49,8 @@ def no_ripgrep_left():
 
 
 @pytest.fixture
-def root(tmp_path):
-    path = tmp_path / "root"
-    path.mkdir()
-    return path.resolve()
+def fsmcp_plugins():
+    return [("search", fsmcp_search.hooks)]
 
 
 @pytest.fixture
@@ -69,18 +67,6 @@ def write():
                 path.write_text(content)
 
     return write
-
-
-@pytest.fixture
-def call(root):
-    """``await call(tool, args, roots=[...], **settings)``: one tool call through the SDK's client."""
-
-    async def call(name: str, args: dict, *, roots=None, progress=None, **settings) -> types.CallToolResult:
-        host = host_for(roots or [root], [("search", fsmcp_search.hooks)], **settings)
-        async with connect(host) as client:
-            return await client.call_tool(name, args, progress_callback=progress)
-
-    return call
 
 
 @pytest.fixture

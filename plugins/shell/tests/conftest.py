@@ -1,4 +1,5 @@
-"""Helpers for the shell plugin's tests: real trees on disk, the SDK's client in process."""
+"""Helpers for the shell plugin's tests: real trees on disk, the shell plugin alone under
+fsmcp.testing's fixtures (``root``, ``outside``, ``call``: the SDK's client in process)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from mcp import types
 
 import fsmcp_shell.hooks
 import fsmcp_shell.process
-from fsmcp.testing import connect, error_of, host_for, ok_text
+from fsmcp.testing import error_of, ok_text
 
 
 def processes_with(marker: str) -> list[int]:
@@ -32,34 +33,22 @@ def processes_with(marker: str) -> list[int]:
 
 
 @pytest.fixture
-def root(tmp_path):
-    path = tmp_path / "root"
-    path.mkdir()
-    return path.resolve()
+def fsmcp_plugins():
+    return [("shell", fsmcp_shell.hooks)]
 
 
 @pytest.fixture
-def outside(tmp_path):
-    """A directory beside the root, outside it, with a secret in it."""
-    path = tmp_path / "outside"
-    path.mkdir()
-    (path / "secret.txt").write_text("TOP-SECRET\n")
-    return path.resolve()
-
-
-@pytest.fixture
-def call(root):
-    """``await call(args, roots=[...], tool="run_command", shell={...}, **settings)``: one call.
+def call(call):
+    """``await call(args, roots=[...], tool="run_command", shell={...}, **settings)``: fsmcp.testing's
+    ``call``, the tool ``run_command`` unless named.
 
     ``shell`` is the ``[plugins.shell]`` section.
     """
 
-    async def call(args: dict, *, roots=None, tool: str = "run_command", shell: dict | None = None, **settings) -> types.CallToolResult:
-        host = host_for(roots or [root], [("shell", fsmcp_shell.hooks)], plugins={"shell": shell or {}}, **settings)
-        async with connect(host) as client:
-            return await client.call_tool(tool, args)
+    async def run(args: dict, *, tool: str = "run_command", shell: dict | None = None, **settings) -> types.CallToolResult:
+        return await call(tool, args, plugins={"shell": shell or {}}, **settings)
 
-    return call
+    return run
 
 
 @pytest.fixture

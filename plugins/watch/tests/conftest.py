@@ -1,4 +1,5 @@
-"""Fixtures for the watch plugin's tests: real files, another process that changes them, the SDK's client."""
+"""Fixtures for the watch plugin's tests: real files, another process that changes them, the watch
+plugin alone under fsmcp.testing's fixtures (``root``, ``outside``, ``server``)."""
 
 from __future__ import annotations
 
@@ -14,9 +15,7 @@ from pathlib import Path
 import anyio
 import fsmcp_watch.hooks
 import pytest
-from fsmcp.testing import connect, host_for, text_of
-
-SECRET = "TOP SECRET: this text lives outside the roots"
+from fsmcp.testing import text_of
 
 # Runs in a separate process: each argument is "op:path[:arg]"; prints the wall clock after the last.
 _CHANGER = """
@@ -62,27 +61,12 @@ class Session:
 
 
 @pytest.fixture
-def root(tmp_path: Path) -> Path:
-    path = tmp_path / "root"
-    path.mkdir()
-    return path.resolve()
+def fsmcp_plugins():
+    return [("watch", fsmcp_watch.hooks)]
 
 
 @pytest.fixture
-def outside(tmp_path: Path) -> Path:
-    path = tmp_path / "outside"
-    path.mkdir()
-    (path / "secret.txt").write_text(SECRET)
-    return path.resolve()
-
-
-@pytest.fixture
-def secret() -> str:
-    return SECRET
-
-
-@pytest.fixture
-def session(root):
+def session(server):
     """``async with session(engine=..., budget=..., format=...) as s``: one host, one client."""
 
     @asynccontextmanager
@@ -90,9 +74,8 @@ def session(root):
         settings = {"format": format, "plugins": {"watch": options}}
         if budget is not None:
             settings["budget"] = budget
-        host = host_for([root], [("watch", fsmcp_watch.hooks)], **settings)
-        async with connect(host) as client:
-            yield Session(client)
+        async with server(**settings) as calls:
+            yield Session(calls.client)
 
     return session
 

@@ -1,4 +1,5 @@
-"""Fixtures for the workspace plugin's tests: real files in tmp_path, the SDK's client in process."""
+"""Fixtures for the workspace plugin's tests: real files in tmp_path, read, write and workspace
+under fsmcp.testing's fixtures (``root``, ``server``: the SDK's client in process)."""
 
 from __future__ import annotations
 
@@ -15,14 +16,18 @@ PLUGINS = [("read", fsmcp_read.hooks), ("write", fsmcp_write.hooks), ("workspace
 
 
 @pytest.fixture
-def root(tmp_path: Path) -> Path:
+def fsmcp_plugins():
+    return PLUGINS
+
+
+@pytest.fixture
+def root(root: Path) -> Path:
     """The allowed root, with a project inside it and a secret beside it."""
-    path = tmp_path.resolve() / "root"
-    (path / "project" / "src").mkdir(parents=True)
-    (path / "project" / "notes.txt").write_text("project notes\n")
-    (path / "top.txt").write_text("top\n")
-    (tmp_path / "secret.txt").write_text("SECRET")
-    return path
+    (root / "project" / "src").mkdir(parents=True)
+    (root / "project" / "notes.txt").write_text("project notes\n")
+    (root / "top.txt").write_text("top\n")
+    (root.parent / "secret.txt").write_text("SECRET")
+    return root
 
 
 @pytest.fixture
@@ -37,23 +42,11 @@ def make_host(root: Path):
 
 @pytest.fixture
 def session():
-    """``async with session(host) as s``: one client connected to ``host``."""
+    """``async with session(host) as s``: one client connected to ``host`` (two sessions can share one)."""
 
     @asynccontextmanager
     async def open_session(host):
         async with connect(host) as client:
             yield ToolCalls(client)
-
-    return open_session
-
-
-@pytest.fixture
-def server(make_host, session):
-    """``async with server(*roots, **settings) as s``: a new host and one client on it."""
-
-    @asynccontextmanager
-    async def open_session(*roots, **settings):
-        async with session(make_host(*roots, **settings)) as s:
-            yield s
 
     return open_session

@@ -67,12 +67,8 @@ class Operation(ToolInput):
             raise ValueError(f"type {value!r} is not one of {', '.join(OPERATION_TYPES)}; to run any other tool, name it with tool")
         return value
 
-    @model_validator(mode="before")
     @classmethod
-    def _arguments_as_text(cls, data: Any) -> Any:
-        if not isinstance(data, dict):
-            return data
-        data = dict(data)
+    def prepare(cls, data: dict[str, Any]) -> dict[str, Any]:
         for key in ("arguments", "params"):
             if key in data:
                 data[key] = {} if data[key] is None else _as_json(data[key], dict)
@@ -102,9 +98,8 @@ class BatchInput(ToolInput):
         False, description="Run consecutive reads concurrently."
     )
 
-    @model_validator(mode="before")
     @classmethod
-    def _operations_as_text(cls, data: Any) -> Any:
-        if isinstance(data, dict) and "operations" in data:
-            data = {**data, "operations": _as_json(data["operations"], list)}
+    def prepare(cls, data: dict[str, Any]) -> dict[str, Any]:
+        if "operations" in data:
+            data["operations"] = _as_json(data["operations"], list)
         return data

@@ -96,12 +96,8 @@ class EditItem(ToolInput):
     content: str | SkipJsonSchema[None] = _optional("The new lines.")
     dot_all: SkipJsonSchema[bool] = False
 
-    @model_validator(mode="before")
     @classmethod
-    def _other_forms(cls, data: Any) -> Any:
-        if not isinstance(data, dict):
-            return data
-        data = dict(data)
+    def prepare(cls, data: dict[str, Any]) -> dict[str, Any]:
         if data.get("type") == "regex":
             data["type"] = "replace"
             data.setdefault("isRegex", True)
@@ -168,19 +164,14 @@ def _apply_flags(data: dict[str, Any], flags: Any) -> None:
         data["dotAll"] = True
 
 
-def _hoist_single_edit(data: Any) -> Any:
-    if not isinstance(data, dict) or "edits" in data or not any(k in data for k in _SINGLE_EDIT_KEYS):
-        return data
-    data = dict(data)
-    data["edits"] = [{k: data.pop(k) for k in _SINGLE_EDIT_KEYS if k in data}]
+def _hoist_single_edit(data: dict[str, Any]) -> dict[str, Any]:
+    if "edits" not in data and any(k in data for k in _SINGLE_EDIT_KEYS):
+        data["edits"] = [{k: data.pop(k) for k in _SINGLE_EDIT_KEYS if k in data}]
     return data
 
 
-def _unstring_arrays(data: Any, *fields: str) -> Any:
+def _unstring_arrays(data: dict[str, Any], *fields: str) -> dict[str, Any]:
     """Some clients send an array argument as its JSON text (anthropics/claude-code#22394)."""
-    if not isinstance(data, dict):
-        return data
-    data = dict(data)
     for field in fields:
         value = data.get(field)
         if isinstance(value, str) and value.lstrip().startswith("["):
@@ -204,9 +195,8 @@ class EditFileInput(ToolInput):
     dry_run: bool = False
     expected_version: ExpectedVersion = None
 
-    @model_validator(mode="before")
     @classmethod
-    def _single_edit(cls, data: Any) -> Any:
+    def prepare(cls, data: dict[str, Any]) -> dict[str, Any]:
         return _unstring_arrays(_hoist_single_edit(data), "edits")
 
 
@@ -226,7 +216,6 @@ class EditFilesInput(ToolInput):
     expected_version: ExpectedVersion = None
     versioned: ClassVar[str] = "paths"
 
-    @model_validator(mode="before")
     @classmethod
-    def _arrays(cls, data: Any) -> Any:
+    def prepare(cls, data: dict[str, Any]) -> dict[str, Any]:
         return _unstring_arrays(data, "paths", "edits")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field
 
 from fsmcp import ExcludeGlobs, ToolInput
 
@@ -42,13 +42,9 @@ class ReadFileInput(ToolInput):
         None, ge=1, description="A whole file over this: FILE_TOO_LARGE."
     )
 
-    @model_validator(mode="before")
     @classmethod
-    def _ranges_from_other_servers(cls, data: Any) -> Any:
+    def prepare(cls, data: dict[str, Any]) -> dict[str, Any]:
         """``lineRange: "a-b"`` / ``line_range`` (FileEditor) and ``range: {start, end, lines}``."""
-        if not isinstance(data, dict):
-            return data
-        data = dict(data)
         for key in ("lineRange", "line_range"):
             if key in data:
                 first, last = _line_range(data.pop(key))

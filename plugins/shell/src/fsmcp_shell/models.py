@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, field_validator
 
 from fsmcp import ToolInput
 
@@ -26,12 +26,10 @@ class _Limits(ToolInput):
 
     aliases: ClassVar[dict[str, str]] = {"cwd": "workingDirectory"}
 
-    @model_validator(mode="before")
     @classmethod
-    def _milliseconds(cls, data: Any) -> Any:
+    def prepare(cls, data: dict[str, Any]) -> dict[str, Any]:
         # timeoutMs is in milliseconds; ours is in seconds.
-        if isinstance(data, dict) and "timeoutMs" in data:
-            data = dict(data)
+        if "timeoutMs" in data:
             value = data.pop("timeoutMs")
             if isinstance(value, (int, float)) and not isinstance(value, bool):
                 value = value / 1000
