@@ -63,11 +63,11 @@ async def cancel_midway(host, client, tool, args, progress, under_way: Callable[
     async with anyio.create_task_group() as tg:
         tg.start_soon(call)
         with anyio.fail_after(TIMEOUT):
-            while not (host.in_flight and under_way()):
+            while not (host.runner.in_flight and under_way()):
                 await anyio.sleep(0.01)
         scope.cancel()
     with anyio.fail_after(TIMEOUT):
-        while host.in_flight:
+        while host.runner.in_flight:
             await anyio.sleep(0.01)
 
 

@@ -59,10 +59,10 @@ async def test_a_cancelled_batch_is_recorded_and_undone(tmp_path: Path, run: int
     async with connect(host) as client:
         await cancel_when(client, "batch_operations", {"operations": operations}, reached.is_set, rounds=ROUNDS, what="the batch never reached its held step")
         for _ in range(ROUNDS):
-            if not host.in_flight:
+            if not host.runner.in_flight:
                 break
             await anyio.sleep(0.01)
-        assert not host.in_flight
+        assert not host.runner.in_flight
         now = {p.name: p.read_text() for p in root.iterdir()}
         changed = sum(now[name] != text for name, text in old.items())
         assert 0 < changed < FILES, changed

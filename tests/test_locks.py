@@ -320,12 +320,12 @@ async def test_a_call_waiting_for_another_process_gives_up_when_cancelled(place,
             async with anyio.create_task_group() as tg:
                 tg.start_soon(call)
                 with anyio.fail_after(60):
-                    while not host.in_flight:
+                    while not host.runner.in_flight:
                         await anyio.sleep(0.01)
                 scope.cancel()
             # The worker lets go while the other process still holds the lock.
             with anyio.fail_after(60):
-                while host.in_flight:
+                while host.runner.in_flight:
                     await anyio.sleep(0.01)
             assert holder.poll() is None and target.read_text() == "START\nEND\n"
             holder.kill()

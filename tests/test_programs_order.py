@@ -223,13 +223,13 @@ async def test_a_change_waiting_for_a_program_gives_up_when_cancelled(tmp_path):
         async with anyio.create_task_group() as tg:
             tg.start_soon(run)
             with anyio.fail_after(30):
-                while not host.in_flight:
+                while not host.runner.in_flight:
                     await anyio.sleep(0.01)
                 tg.start_soon(move)
                 while not ORDER._waiting:  # the move waits for the shell
                     await anyio.sleep(0.01)
                 scope.cancel()
-                while len(host.in_flight) > 1 or ORDER._waiting:  # its worker gave up
+                while len(host.runner.in_flight) > 1 or ORDER._waiting:  # its worker gave up
                     await anyio.sleep(0.01)
             assert (root / "a" / ".env").exists() and not (root / "b").exists()
             (root / "stop").write_text("")

@@ -98,10 +98,10 @@ async def test_a_cancelled_transactional_batch_leaves_every_file_as_before(tmp_p
         arguments = {"operations": operations, "transactional": True}
         await cancel_when(client, "batch_operations", arguments, reached.is_set, rounds=ROUNDS, what="the batch never reached its held step")
         for _ in range(ROUNDS):
-            if not host.in_flight:
+            if not host.runner.in_flight:
                 break
             await anyio.sleep(0.01)
-        assert not host.in_flight
+        assert not host.runner.in_flight
         assert seen.is_set(), "the cancellation never reached the held step"
         assert state(root) == old
         assert sorted(p.name for p in root.iterdir()) == sorted(n for n, t in old.items() if t is not None)

@@ -47,6 +47,7 @@ _EXPORTS = {
     "ResolvedPath": ("roots", "ResolvedPath"),
     "Root": ("roots", "Root"),
     "RootSet": ("roots", "RootSet"),
+    "ToolCall": ("runner", "ToolCall"),
     "CREATES": ("tools", "CREATES"),
     "DESTRUCTIVE": ("tools", "DESTRUCTIVE"),
     "OVERWRITES": ("tools", "OVERWRITES"),
@@ -80,6 +81,7 @@ if TYPE_CHECKING:
     from .protected import lines_withheld, protected_note
     from .results import Blob, Text, ToolResult
     from .roots import Access, ResolvedPath, Root, RootSet
+    from .runner import ToolCall
     from .tools import CREATES, DESTRUCTIVE, OVERWRITES, READ_ONLY, Annotations, Tool, ToolInput
 
 

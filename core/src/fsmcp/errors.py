@@ -6,6 +6,10 @@ from enum import Enum
 from typing import Any
 
 
+class HostError(Exception):
+    """The server cannot start as configured; the message says what to change."""
+
+
 class ErrorCode(str, Enum):
     """The codes of CONTRACT §4. A failure's text always leads with one of these."""
 

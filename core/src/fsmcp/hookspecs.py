@@ -1,6 +1,6 @@
 """The hook specifications: the host's whole extension surface.
 
-Four concerns, one banner each: tool registration, path policy, changes, result formatting. A plugin
+Five concerns, one banner each: tool registration, path policy, calls, changes, result formatting. A plugin
 implements any subset with ``@fsmcp.hookimpl``; an implementation may accept any subset of a
 spec's arguments, and specs only ever gain arguments, so a plugin written today keeps working.
 """
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from .fs import FileSystem
     from .results import ToolResult
     from .roots import Access, ResolvedPath, RootSet
+    from .runner import Around, ToolCall
     from .tools import Tool
 
 
@@ -135,6 +136,42 @@ def fsmcp_protected_globs(root: str, settings: Settings) -> list[str]:
     :return: The globs (an empty list protects nothing).
 
     All implementations are called; the lists are concatenated.
+    """
+
+
+# ---------------------------------------------------------------------------------------------
+# Calls
+# ---------------------------------------------------------------------------------------------
+
+
+@hookspec
+def fsmcp_around_call(call: ToolCall, settings: Settings) -> Around | None:
+    """Wrap one tool call a client made: see it before it runs, its outcome after, run it again.
+
+    Asked once per call a client makes (not for a tool another one runs, such as a batch's
+    step), before anything of it runs. An implementation that has nothing to do for this call
+    returns None, and costs the call nothing more; one that wraps it returns an async function
+    ``around(run)`` that awaits ``run()`` (the rest of the call: the wrappers inside this one,
+    then the tool) and returns the outcome, a :class:`fsmcp.ToolResult` or the
+    :class:`fsmcp.ToolError` it met, which the host then formats. ``around`` may await ``run()``
+    more than once (consent runs the call again with the paths the user allowed), or not at all
+    and answer with a :class:`fsmcp.ToolError` itself. The host's audit log (``fsmcp.audit``)
+    and consent (``fsmcp.consent``) are such wrappers.
+
+    The implementation pluggy calls first is the outermost: the audit log (``tryfirst``) sees
+    the call once, whatever happens inside; consent (``trylast``) is next to the tool, so that
+    each of its rounds runs every wrapper inside it again. A call no implementation wraps may
+    be answered on the event loop without a task of its own (stdio's quick calls); one that
+    some implementation wraps is always awaited, so return None when there is nothing to do.
+
+    :param call: The call as the client made it: ``name``, ``arguments`` (not yet validated),
+        ``tool`` (None for a name this server does not offer), ``session`` (the connection's
+        id) and ``asking`` (how the transport can ask the client's user, or None).
+    :param settings: The server's settings.
+    :return: None, or ``around``. Exceptions other than a cancellation are the plugin's bug:
+        they end the call with the transport's internal error.
+
+    All implementations are called; every ``around`` returned wraps the call.
     """
 
 

@@ -1,53 +1,39 @@
-"""The host: a typed facade over the plugin manager. Nothing else calls ``pm.hook``."""
+"""The host: a typed facade over the plugin manager. Nothing else but its call runner (runner.py) calls ``pm.hook``."""
 
 from __future__ import annotations
 
-import inspect
 import logging
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import anyio
-from pydantic import BaseModel, ValidationError
-from pydantic.alias_generators import to_camel
-
-from . import consent, current, journal_place, locks, temporaries
-from .change import Change
-from .current import OffLoop
-from .audit import AuditLog
-from .audit import note as audit_note
+from . import consent, journal_place, locks, temporaries
 from .config import Settings
-from .consent import Consent
-from .context import ProgressSender, ToolContext
-from .errors import ErrorCode, ToolError
+from .errors import ErrorCode, HostError, ToolError
 from .names import shown
-from .order import ORDER
-from .fs import FileSystem, os_error
-from .invalid import describe_invalid
+from .fs import FileSystem
 from .hotcalls import HotHook
 from .limits import check_length
 from .mounts import LocalRoots
 from .programs import Sandbox
 from .protected import ProtectedNames
-from .guard import Guard, Session, current_session, expect_version, in_session
+from .guard import Guard, Session
 from .locks import FileLocks
 from .plugins import PluginError, PluginInfo, collect_tools, load_plugins, offered
 from .journal import NAME as JOURNAL
-from .results import Text, ToolResult
+from .results import ToolResult
 from .roots import Access, ResolvedPath, Root, RootSet
+from .runner import CallRunner
 from .tools import Tool
-from .workers import WORKERS
 
 if TYPE_CHECKING:
     import pluggy
 
+    from .consent import Consent
+    from .context import ProgressSender
+
 log = logging.getLogger("fsmcp")
-
-
-class HostError(Exception):
-    """The server cannot start as configured; the message says what to change."""
 
 
 class _Warnings(logging.Handler):
@@ -89,7 +75,6 @@ class Host:
         self.roots = roots
         self.guard = Guard(stale_guard=settings.stale_guard, files=_file_locks(roots))
         self.fs = FileSystem(self.resolve_path, roots, settings.max_file_bytes, guard=self.guard, keep_protected=self._keep_protected)
-        self.audit = AuditLog(settings.audit_log, settings.audit_log_max_bytes, settings.audit_log_keep) if settings.audit_log else None
         try:
             self.registered = collect_tools(pm, plugins, settings)
         except PluginError as exc:
@@ -99,14 +84,12 @@ class Host:
         self.journal = pm.get_plugin(JOURNAL)
         self._resolve_hook = HotHook(pm.hook.fsmcp_resolve_path)
         self._check_hook = HotHook(pm.hook.fsmcp_check_path)
-        self._format_hook = HotHook(pm.hook.fsmcp_format_result)
         self.local_roots = LocalRoots(r.path for r in roots.operator)
-        self.in_flight: set[ToolContext] = set()
         self._protected: dict[str, ProtectedNames] = {}
-        """Calls whose tool is still running, including abandoned workers of cancelled calls."""
         self._listing: list[dict[str, Any]] | None = None
         self.warned = False
         """A plugin logged a warning while the host started."""
+        self.runner = CallRunner(self)
         self._probe()
 
     @classmethod
@@ -305,16 +288,8 @@ class Host:
                     f"policy and would not be at {shown(str(dst.path / rel))}; move or copy the rest without it",
                 )
 
-    # -- formatting ---------------------------------------------------------------------------
-
-    def format(self, tool: Tool | None, outcome: ToolResult | ToolError) -> dict[str, Any]:
-        """The ``CallToolResult`` as it goes on the wire (a formatter may also answer with the SDK's model)."""
-        result = self._format_hook(tool=tool, outcome=outcome, format=self.settings.format, settings=self.settings)
-        if isinstance(result, BaseModel):
-            return result.model_dump(by_alias=True, mode="json", exclude_none=True)
-        return result
-
     # -- calling ------------------------------------------------------------------------------
+    # The call runner (runner.py) runs every call; these are the host's facade over it.
 
     async def call(
         self,
@@ -326,209 +301,24 @@ class Host:
         asking: Consent | None = None,
         on_loop: bool = True,
     ) -> dict[str, Any]:
-        """Run one tool call for ``session`` (one per client connection); every failure comes back as an ``isError`` result.
-
-        ``asking``: the transport can put questions to the client's user (see :mod:`fsmcp.consent`).
-        ``on_loop=False``: a quick tool goes straight to a worker thread (:meth:`call_now` found its work large).
-        """
-        tool = self.tools.get(name)
-        if not self.settings.ask_user or tool is None or not tool.annotations.read_only:
-            asking = None
-        with in_session(session) as client:
-            if self.audit is None:
-                outcome = await self._consented(name, arguments, send_progress, asking, on_loop)
-            else:
-                with self.audit.recording(client.id, name, arguments) as line:
-                    outcome = await self._consented(name, arguments, send_progress, asking, on_loop)
-                    if isinstance(outcome, ToolError):
-                        line["outcome"] = outcome.code.value
-                    if asking is not None:
-                        audit_note(**asking.audit())
-                        if asking.waiting:  # the client gets the questions, not this outcome
-                            line["outcome"] = "input_required"
-        return self.format(tool, outcome)
-
-    async def _consented(
-        self, name: str, arguments: dict[str, Any] | None, send_progress: ProgressSender | None, asking: Consent | None, on_loop: bool
-    ) -> ToolResult | ToolError:
-        if asking is None:
-            return await self.run_named(name, arguments, send_progress=send_progress, on_loop=on_loop)
-        while True:  # bounded: each round asks at least once more, and a call asks at most MAX_ASKS times
-            with asking.running():
-                outcome = await self.run_named(name, arguments, send_progress=send_progress, on_loop=on_loop)
-            if not await asking.settle():
-                return outcome
-
-    async def run_named(
-        self,
-        name: str,
-        arguments: dict[str, Any] | None,
-        *,
-        send_progress: ProgressSender | None = None,
-        budget: int | None = None,
-        on_loop: bool = True,
-    ) -> ToolResult | ToolError:
-        tool = self.tools.get(name)
-        if tool is None:
-            return ToolError(ErrorCode.INVALID_PARAMS, self.unknown_tool(name))
-        return await self.run(tool, arguments, send_progress=send_progress, budget=budget, on_loop=on_loop)
-
-    async def run(
-        self,
-        tool: Tool,
-        arguments: dict[str, Any] | None,
-        *,
-        send_progress: ProgressSender | None = None,
-        budget: int | None = None,
-        on_loop: bool = True,
-    ) -> ToolResult | ToolError:
-        """Validate the arguments and run the tool; returns its result or the ToolError it met.
-
-        A quick tool runs on the event loop when ``on_loop`` and the roots allow (:attr:`Tool.quick`)."""
-        prepared = self._prepare(tool, arguments, send_progress, budget)
-        if isinstance(prepared, ToolError):
-            return prepared
-        args, ctx, own = prepared
-        try:
-            function = tool.resolve()
-            if inspect.iscoroutinefunction(function):
-                self.in_flight.add(ctx)
-                token = ctx.running()
-                try:
-                    with self.guard.call(not tool.annotations.read_only):
-                        if _expects(args):
-                            await WORKERS.run(self._expect, args)
-                        out = await function(args, ctx)
-                except BaseException:
-                    if own:
-                        with anyio.CancelScope(shield=True):
-                            await WORKERS.run(self._finish_failed, ctx.change)
-                    raise
-                finally:
-                    ORDER.ended(ctx)
-                    if own and not ctx.change.paths:
-                        ORDER.changed(ctx.change)  # waited its turn (a snapshot), announced nothing: no _finish
-                    ctx.done(token)
-                    self.in_flight.discard(ctx)
-                if own and ctx.change.paths:
-                    out = _noted(out, await WORKERS.run(self._finish, ctx.change, False))
-            elif on_loop and tool.quick and self.local_roots():
-                try:
-                    out = self._on_loop(function, args, ctx, own)
-                except OffLoop:
-                    out = await self._in_worker(function, args, ctx, own)
-            else:
-                out = await self._in_worker(function, args, ctx, own)
-        except anyio.get_cancelled_exc_class():
-            ctx.cancel()  # the abandoned worker thread sees it at its next check
-            raise
-        except Exception as exc:
-            return self._failure(tool, exc)
-        return ToolResult.text(out) if isinstance(out, str) else out
+        """See :meth:`CallRunner.call`."""
+        return await self.runner.call(name, arguments, send_progress=send_progress, session=session, asking=asking, on_loop=on_loop)
 
     def call_now(self, name: str, arguments: dict[str, Any] | None, *, session: Session | None = None) -> dict[str, Any] | None:
-        """A quick tool's call (:attr:`Tool.quick`) run to its end without awaiting, for a transport
-        whose client has no user to ask (as :meth:`call` without ``asking``); None when it cannot
-        be, and :meth:`call` serves it: another tool, roots not all local, an audit log to keep.
-        Raises :class:`OffLoop` when the work turned out large: ``call(..., on_loop=False)`` serves it.
-        """
-        tool = self.tools.get(name)
-        if tool is None or not tool.quick or self.audit is not None or not self.local_roots():
-            return None
-        try:
-            function = tool.resolve()
-        except Exception:
-            return None  # call() answers with the import's failure
-        if inspect.iscoroutinefunction(function):
-            return None  # quick means a plain function: an async one is awaited by call()
-        with in_session(session):
-            prepared = self._prepare(tool, arguments, None, None)
-            if isinstance(prepared, ToolError):
-                outcome: ToolResult | ToolError = prepared
-            else:
-                args, ctx, own = prepared
-                try:
-                    out = self._on_loop(function, args, ctx, own)
-                except OffLoop:
-                    raise
-                except Exception as exc:
-                    out = self._failure(tool, exc)
-                outcome = ToolResult.text(out) if isinstance(out, str) else out
-        return self.format(tool, outcome)
+        """See :meth:`CallRunner.call_now`."""
+        return self.runner.call_now(name, arguments, session=session)
 
-    def _prepare(
-        self, tool: Tool, arguments: dict[str, Any] | None, send_progress: ProgressSender | None, budget: int | None
-    ) -> tuple[Any, ToolContext, bool] | ToolError:
-        """The validated arguments, the call's context, and whether the call's change is its own."""
-        try:
-            args = tool.input_model.model_validate(arguments if arguments is not None else {})
-        except ValidationError as exc:
-            return ToolError(ErrorCode.INVALID_PARAMS, describe_invalid(tool, exc, arguments))
-        # A tool another one runs (a batch's step) adds to its caller's change.
-        caller = current.call()
-        change = caller.change if caller is not None and caller.change is not None else None
-        ctx = ToolContext(
-            fs=self.fs, settings=self.settings, tool=tool, tools=self.tools, send_progress=send_progress, run_tool=self.run_named,
-            budget=budget, change=change or Change(tool.name, current_session().id, self._announce, self.is_protected), journal=self.journal,
-            protected=self.protected, is_protected=self.is_protected, unknown_tool=lambda name: self.unknown_tool(name, offers=False),
-        )
-        return args, ctx, change is None
+    async def run_named(
+        self, name: str, arguments: dict[str, Any] | None, *, send_progress: ProgressSender | None = None, budget: int | None = None, on_loop: bool = True
+    ) -> ToolResult | ToolError:
+        """See :meth:`CallRunner.run_named`."""
+        return await self.runner.run_named(name, arguments, send_progress=send_progress, budget=budget, on_loop=on_loop)
 
-    @staticmethod
-    def _failure(tool: Tool, exc: Exception) -> ToolError:
-        """What a call that raised ``exc`` answers."""
-        if isinstance(exc, ToolError):
-            return exc
-        if isinstance(exc, HostError):
-            return ToolError(ErrorCode.INTERNAL_ERROR, str(exc))
-        if isinstance(exc, OSError):
-            return os_error(exc)
-        log.exception("tool %s (plugin %s) failed", tool.name, tool.plugin, exc_info=exc)
-        return ToolError(
-            ErrorCode.INTERNAL_ERROR,
-            f"{tool.name} failed unexpectedly ({type(exc).__name__}: {exc}); the server's log (stderr) has the details",
-        )
-
-    def _on_loop(self, function: Callable[..., Any], args: Any, ctx: ToolContext, own: bool) -> Any:
-        """:meth:`_work` on the event loop; raises :class:`OffLoop` when the call is to run in a worker."""
-        ctx.on_loop = True
-        try:
-            return self._work(function, args, ctx, own)
-        finally:
-            ctx.on_loop, ctx.loop_bytes = False, 0
-
-    async def _in_worker(self, function: Callable[..., Any], args: Any, ctx: ToolContext, own: bool) -> Any:
-        if not own:
-            # A step of another call (a batch's): that call's change is finished only once this
-            # step has returned, even abandoned by a cancellation (_work leaves at its end).
-            ctx.change.join()
-        return await WORKERS.run(self._work, function, args, ctx, own, not own)
-
-    def _work(self, function: Callable[..., Any], args: Any, ctx: ToolContext, own: bool, joined: bool = False) -> Any:
-        # Runs in a worker thread; an abandoned (cancelled) call stays in flight until it returns,
-        # and its change is finished then.
-        self.in_flight.add(ctx)
-        token = ctx.running()
-        try:
-            try:
-                with self.guard.call(not ctx.tool.annotations.read_only):
-                    if _expects(args):
-                        self._expect(args)
-                    out = function(args, ctx)
-            except BaseException:
-                if own and ctx.change.paths:
-                    self._finish(ctx.change, True)
-                raise
-            if own and ctx.change.paths:
-                out = _noted(out, self._finish(ctx.change, False))
-            return out
-        finally:
-            if own and not ctx.change.paths:
-                ORDER.changed(ctx.change)  # waited its turn (a snapshot), announced nothing: no _finish
-            ctx.done(token)
-            self.in_flight.discard(ctx)
-            if joined:
-                ctx.change.leave()
+    async def run(
+        self, tool: Tool, arguments: dict[str, Any] | None, *, send_progress: ProgressSender | None = None, budget: int | None = None, on_loop: bool = True
+    ) -> ToolResult | ToolError:
+        """See :meth:`CallRunner.run`."""
+        return await self.runner.run(tool, arguments, send_progress=send_progress, budget=budget, on_loop=on_loop)
 
     # -- changes ------------------------------------------------------------------------------
 
@@ -541,57 +331,3 @@ class Host:
                 log.warning(line)
         except OSError as exc:
             log.warning("the journal %s could not finish the changes of calls cut short (%s); undo_change may miss them", self.journal.dir, exc.strerror or exc)
-
-    def _announce(self, change: Change, paths: list[ResolvedPath]) -> None:
-        self.pm.hook.fsmcp_before_change(change=change, paths=paths, fs=self.fs, settings=self.settings)
-
-    def _finish_failed(self, change: Change) -> None:
-        """A failed or cancelled call's change, once the steps it abandoned have returned: they may announce more."""
-        change.settle()
-        if change.paths:
-            self._finish(change, True)
-
-    def _finish(self, change: Change, failed: bool) -> list[str]:
-        try:
-            notes = self.pm.hook.fsmcp_after_change(change=change, failed=failed, fs=self.fs, settings=self.settings)
-        except Exception:
-            log.exception("a change hook failed after %s", change.tool)
-            return []
-        finally:
-            ORDER.changed(change)
-        return [note for note in notes if note]
-
-    def _expect(self, args: Any) -> None:
-        field = type(args).versioned
-        raw = getattr(args, field)
-        if isinstance(raw, list):  # a tool that takes several paths: the version of one of them
-            if len(raw) != 1:
-                raise ToolError(
-                    ErrorCode.INVALID_PARAMS,
-                    f"expectedVersion is one file's version: give {to_camel(field)} that one file, or leave expectedVersion out",
-                )
-            raw = raw[0]
-        if raw is None:
-            raise ToolError(ErrorCode.INVALID_PARAMS, f"expectedVersion needs {to_camel(field)}: the file whose version it is")
-        expect_version(self.fs, raw, args.expected_version)
-
-
-def _expects(args: Any) -> bool:
-    # Asked of the model's fields first: pydantic's lookup of a missing attribute is slow.
-    return "expected_version" in type(args).model_fields and args.expected_version is not None
-
-
-def _noted(out: Any, notes: list[str]) -> Any:
-    if not notes:
-        return out
-    result = ToolResult.text(out) if isinstance(out, str) else out
-    if isinstance(result, ToolResult):
-        # Part of the result's text, not a block of its own: a client may join blocks with nothing between.
-        note = " ".join(notes)
-        last = result.parts[-1] if result.parts else None
-        if isinstance(last, Text) and (text := last.text.rstrip()):
-            between = "\n" if "\n" in text else " " if text.endswith(".") else ". "
-            result.parts[-1] = Text(text + between + note)
-        else:
-            result.parts.append(Text(note))
-    return result

@@ -1,7 +1,7 @@
 """The hooks every tool call asks, called without pluggy's general machinery.
 
-The path policy and the path vetoes are asked for every path a call names, the result format
-once a call: pluggy's call checks the arguments against the spec and runs a loop ready for
+The path policy and the path vetoes are asked for every path a call names, the call's wrappers
+and the result format once a call: pluggy's call checks the arguments against the spec and runs a loop ready for
 wrappers, together more than the default implementations cost. A :class:`HotHook` calls the
 plain implementations itself, in pluggy's order and with its result rules (the first non-None
 answer for a ``firstresult`` hook, else every non-None answer); it hands the call to pluggy

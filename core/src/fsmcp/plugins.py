@@ -19,7 +19,9 @@ import pluggy
 
 from . import hookspecs
 from .config import Settings
-from .defaults import json_format, roots_policy, text_format
+from .defaults import consent, json_format, roots_policy, text_format
+from .defaults.audit import NAME as AUDIT
+from .defaults.audit import Audit
 from .defaults.secrets import NAME as SECRETS
 from .defaults.secrets import Secrets
 from .errors import ToolError
@@ -30,7 +32,7 @@ from .tools import Tool
 
 log = logging.getLogger("fsmcp")
 
-DEFAULT_PLUGINS = (("fsmcp.roots", roots_policy), ("fsmcp.text", text_format), ("fsmcp.json", json_format))
+DEFAULT_PLUGINS = (("fsmcp.roots", roots_policy), ("fsmcp.text", text_format), ("fsmcp.json", json_format), (consent.NAME, consent))
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
 
 
@@ -80,6 +82,9 @@ def load_plugins(
     for name in settings.disable:
         pm.set_blocked(name)
     for name, module in DEFAULT_PLUGINS:
+        if pm.is_blocked(name):
+            infos.append(PluginInfo(name, status="disabled"))
+            continue
         pm.register(module, name=name)
         infos.append(PluginInfo(name, status="default"))
     if pm.is_blocked(SECRETS):
@@ -87,6 +92,12 @@ def load_plugins(
     else:
         pm.register(Secrets(settings), name=SECRETS)
         infos.append(PluginInfo(SECRETS, status="default"))
+    # Listed when the operator keeps a log, or disables it by name.
+    if pm.is_blocked(AUDIT):
+        infos.append(PluginInfo(AUDIT, status="disabled"))
+    elif (audit := Audit.for_settings(settings)) is not None:
+        pm.register(audit, name=AUDIT)
+        infos.append(PluginInfo(AUDIT, status="default"))
     journal = Journal.for_settings(settings)
     if journal is not None and not pm.is_blocked(JOURNAL):
         pm.register(journal, name=JOURNAL)
