@@ -22,11 +22,12 @@ from pathlib import Path
 from typing import BinaryIO, TypeVar
 
 from . import consent, current, dirfd, temporaries
-from .confine import MAX_HOPS, Confinement, Created, Place, Resolver, loop_error
+from .confine import MAX_HOPS, Confinement, Created, Place, loop_error
 from .errors import ErrorCode, ToolError
 from .guard import Guard
 from .names import shown
-from .roots import Access, ResolvedPath, RootSet
+from .path_policy import PathPolicy
+from .roots import Access, ResolvedPath
 from .small_files import read_small
 from .snapshot import Snapshot
 from .temporaries import temp_name
@@ -116,7 +117,7 @@ class _LinkHere(Exception):
 
 
 class FileSystem:
-    """The host's primitives, bound to the path policy.
+    """The host's primitives, bound to the path policy (:class:`fsmcp.path_policy.PathPolicy`).
 
     ``naive=True`` is for the race test alone (``tests/test_race.py``): directories on the way
     are then opened following links, as a check-then-use by name would, so that the test can
@@ -125,21 +126,18 @@ class FileSystem:
 
     def __init__(
         self,
-        resolver: Resolver,
-        roots: RootSet,
+        policy: PathPolicy,
         max_file_bytes: int,
         *,
         guard: Guard,
-        keep_protected: Callable[[ResolvedPath, ResolvedPath, str], None] | None = None,
         naive: bool = False,
     ):
         # The host's guard, never one of its own: a call's locks are taken and released in one place.
-        self.roots = roots
+        self.policy = policy
+        self.roots = policy.roots
         self.max_file_bytes = max_file_bytes
         self.guard = guard
-        self.keep_protected = keep_protected
-        """Refuses a move or copy that would leave a protected file under an unprotected name (the host's)."""
-        self._conf = Confinement(roots.operator, resolver, naive=naive)
+        self._conf = Confinement(policy.roots.operator, policy.resolve, naive=naive)
 
     @property
     def confinement(self) -> Confinement:
@@ -596,8 +594,7 @@ class FileSystem:
         dst = self.resolve(destination, Access.WRITE, follow_links=False)
         self._refuse_roots(src, "moved")
         self._refuse_into_itself(src, dst, "move")
-        if self.keep_protected is not None:
-            self.keep_protected(src, dst, "moving")
+        self._keep_protected(src, dst, "moving")
         tree = self._tree(src)
         if src.path != dst.path:
             self._changing(src, dst, tree=tree)
@@ -628,8 +625,7 @@ class FileSystem:
         src = self.resolve(source, Access.READ, follow_links=False)
         dst = self.resolve(destination, Access.WRITE, follow_links=False)
         self._refuse_into_itself(src, dst, "copy")
-        if self.keep_protected is not None:
-            self.keep_protected(src, dst, "copying")
+        self._keep_protected(src, dst, "copying")
         tree = self._tree(src)
         if src.path != dst.path:
             self._changing(dst, tree=tree)
@@ -720,6 +716,20 @@ class FileSystem:
         for root in self.roots.roots:
             if root.path.is_relative_to(p.path):
                 raise ToolError(ErrorCode.ACCESS_DENIED, f"{p} contains the allowed root {root.path}; it cannot be {verb}")
+
+    def _keep_protected(self, src: ResolvedPath, dst: ResolvedPath, verb: str) -> None:
+        # The veto sees one path at a time: a directory moved or copied as a whole could take a
+        # protected file inside it (.aws/credentials) to a name nothing protects (aws/credentials).
+        root = self.roots.operator_root(src.path)
+        if root is None or not self.policy.protected(root) or self.kind(src, follow_links=False) != "directory":
+            return
+        for rel, _, entry in self.walk(str(src.path)):
+            if self.policy.is_protected(entry.path) and not self.policy.is_protected(dst.path / rel):
+                raise ToolError(
+                    ErrorCode.ACCESS_DENIED,
+                    f"{verb} {src} to {dst} is refused: it holds {shown(str(entry.path))}, which is protected by the secrets "
+                    f"policy and would not be at {shown(str(dst.path / rel))}; move or copy the rest without it",
+                )
 
     @staticmethod
     def _refuse_into_itself(src: ResolvedPath, dst: ResolvedPath, verb: str) -> None:
