@@ -11,15 +11,14 @@ import anyio
 from pydantic import BaseModel, ValidationError
 from pydantic.alias_generators import to_camel
 
-from . import current, journal_place, locks, temporaries
+from . import journal_place, locks, temporaries
 from .change import Change
-from .current import OffLoop
 from .audit import AuditLog
 from .audit import note as audit_note
 from .config import Settings
 from .consent import Consent
 from .context import ProgressSender, ToolContext
-from .errors import ErrorCode, ToolError
+from .errors import ErrorCode, OffLoop, ToolError
 from .order import ORDER
 from .fs import FileSystem, os_error
 from .invalid import describe_invalid
@@ -303,11 +302,12 @@ class Host:
         send_progress: ProgressSender | None = None,
         budget: int | None = None,
         on_loop: bool = True,
+        caller: ToolContext | None = None,
     ) -> ToolResult | ToolError:
         tool = self.tools.get(name)
         if tool is None:
             return ToolError(ErrorCode.INVALID_PARAMS, self.unknown_tool(name))
-        return await self.run(tool, arguments, send_progress=send_progress, budget=budget, on_loop=on_loop)
+        return await self.run(tool, arguments, send_progress=send_progress, budget=budget, on_loop=on_loop, caller=caller)
 
     async def run(
         self,
@@ -317,11 +317,13 @@ class Host:
         send_progress: ProgressSender | None = None,
         budget: int | None = None,
         on_loop: bool = True,
+        caller: ToolContext | None = None,
     ) -> ToolResult | ToolError:
         """Validate the arguments and run the tool; returns its result or the ToolError it met.
 
-        A quick tool runs on the event loop when ``on_loop`` and the roots allow (:attr:`Tool.quick`)."""
-        prepared = self._prepare(tool, arguments, send_progress, budget)
+        A quick tool runs on the event loop when ``on_loop`` and the roots allow (:attr:`Tool.quick`).
+        ``caller``: the call that runs this one (a batch's step adds to its caller's change)."""
+        prepared = self._prepare(tool, arguments, send_progress, budget, caller)
         if isinstance(prepared, ToolError):
             return prepared
         args, ctx, own = prepared
@@ -329,9 +331,8 @@ class Host:
             function = tool.resolve()
             if inspect.iscoroutinefunction(function):
                 self.in_flight.add(ctx)
-                token = ctx.running()
                 try:
-                    with self.guard.call(not tool.annotations.read_only):
+                    with self.guard.call(not tool.annotations.read_only, ctx):
                         if _expects(args):
                             await WORKERS.run(self._expect, args)
                         out = await function(args, ctx)
@@ -344,7 +345,6 @@ class Host:
                     ORDER.ended(ctx)
                     if own and not ctx.change.paths:
                         ORDER.changed(ctx.change)  # waited its turn (a snapshot), announced nothing: no _finish
-                    ctx.done(token)
                     self.in_flight.discard(ctx)
                 if own and ctx.change.paths:
                     out = _noted(out, await WORKERS.run(self._finish, ctx.change, False))
@@ -378,7 +378,7 @@ class Host:
         if inspect.iscoroutinefunction(function):
             return None  # quick means a plain function: an async one is awaited by call()
         with in_session(session):
-            prepared = self._prepare(tool, arguments, None, None)
+            prepared = self._prepare(tool, arguments, None, None, None)
             if isinstance(prepared, ToolError):
                 outcome: ToolResult | ToolError = prepared
             else:
@@ -393,7 +393,8 @@ class Host:
         return self.format(tool, outcome)
 
     def _prepare(
-        self, tool: Tool, arguments: dict[str, Any] | None, send_progress: ProgressSender | None, budget: int | None
+        self, tool: Tool, arguments: dict[str, Any] | None, send_progress: ProgressSender | None, budget: int | None,
+        caller: ToolContext | None,
     ) -> tuple[Any, ToolContext, bool] | ToolError:
         """The validated arguments, the call's context, and whether the call's change is its own."""
         try:
@@ -401,7 +402,6 @@ class Host:
         except ValidationError as exc:
             return ToolError(ErrorCode.INVALID_PARAMS, describe_invalid(tool, exc, arguments))
         # A tool another one runs (a batch's step) adds to its caller's change.
-        caller = current.call()
         change = caller.change if caller is not None and caller.change is not None else None
         ctx = ToolContext(
             fs=self.fs, settings=self.settings, tool=tool, tools=self.tools, send_progress=send_progress, run_tool=self.run_named,
@@ -444,10 +444,9 @@ class Host:
         # Runs in a worker thread; an abandoned (cancelled) call stays in flight until it returns,
         # and its change is finished then.
         self.in_flight.add(ctx)
-        token = ctx.running()
         try:
             try:
-                with self.guard.call(not ctx.tool.annotations.read_only):
+                with self.guard.call(not ctx.tool.annotations.read_only, ctx):
                     if _expects(args):
                         self._expect(args)
                     out = function(args, ctx)
@@ -461,7 +460,6 @@ class Host:
         finally:
             if own and not ctx.change.paths:
                 ORDER.changed(ctx.change)  # waited its turn (a snapshot), announced nothing: no _finish
-            ctx.done(token)
             self.in_flight.discard(ctx)
             if joined:
                 ctx.change.leave()
@@ -478,8 +476,10 @@ class Host:
         except OSError as exc:
             log.warning("the journal %s could not finish the changes of calls cut short (%s); undo_change may miss them", self.journal.dir, exc.strerror or exc)
 
-    def _announce(self, change: Change, paths: list[ResolvedPath]) -> None:
-        self.pm.hook.fsmcp_before_change(change=change, paths=paths, fs=self.fs, settings=self.settings)
+    def _announce(self, change: Change, paths: list[ResolvedPath], call: ToolContext | None) -> None:
+        # The announcing call's own file system: a hook that waits sees that call's cancellation (fs.call).
+        fs = self.fs if call is None else call.fs
+        self.pm.hook.fsmcp_before_change(change=change, paths=paths, fs=fs, settings=self.settings)
 
     def _finish_failed(self, change: Change) -> None:
         """A failed or cancelled call's change, once the steps it abandoned have returned: they may announce more."""
