@@ -1,6 +1,8 @@
 """The path layer: a policy object handed down, and each call's file access bound to its call."""
 
 import ast
+import gc
+import weakref
 from pathlib import Path
 
 import pytest
@@ -46,10 +48,11 @@ def test_a_calls_file_system_announces_to_its_change_and_the_hosts_to_none(tmp_p
     heard: list[tuple[list[str], object]] = []
     change = Change("write_file", "s", lambda c, paths, call: heard.append(([p.path.name for p in paths], call)), lambda p: False)
     ctx = ToolContext(fs=host.fs, settings=host.settings, tool=host.tools["write_file"], change=change)
-    assert ctx.fs.call is ctx and ctx.fs is not host.fs
+    assert ctx.fs.call == ctx and ctx.fs is not host.fs
     ctx.fs.write_atomic("mine.txt", b"a\n")
     host.fs.write_atomic("other.txt", b"b\n")
     assert heard == [(["mine.txt"], ctx)]
+    assert heard[0][1].fs.call == ctx  # what the change hooks get as fs: the announcing call's
     assert (tmp_path / "mine.txt").read_text() == "a\n" and (tmp_path / "other.txt").read_text() == "b\n"
 
 
@@ -66,3 +69,18 @@ def test_a_cancelled_calls_copy_stops_and_leaves_nothing(tmp_path: Path):
     assert not (tmp_path / "copy").exists()
     host.fs.copy("tree", "copy")  # the host's own file system serves no call: nothing cancels it
     assert sorted(p.name for p in (tmp_path / "copy").iterdir()) == [f"f{i}.txt" for i in range(5)]
+
+
+def test_a_calls_context_is_freed_without_the_garbage_collector(tmp_path: Path):
+    # ctx.fs refers to its call and ctx to its file system: a cycle would leave every call's
+    # context to the collector, whose passes over the heap slow every warm call.
+    host = host_for([tmp_path], entry_points=True)
+    ctx = ToolContext(fs=host.fs, settings=host.settings, tool=host.tools["read_file"])
+    ctx.fs.write_atomic("a.txt", b"a\n")
+    gone = weakref.ref(ctx)
+    gc.disable()
+    try:
+        del ctx
+        assert gone() is None
+    finally:
+        gc.enable()
