@@ -8,7 +8,7 @@ it measures is what the interpreter, the pipes and the system calls cost, so tha
 layers can be told from them.
 
 ``floor.py serve ROOT guarded`` is the same loop with fsmcp's own path layer put back: every
-path goes through ``Host.resolve_path`` (the policy hooks, the name walk, the secrets and
+path goes through the host's ``PathPolicy.resolve`` (the policy hooks, the name walk, the secrets and
 journal vetoes), is reached by the descriptor walk (``FileSystem.stat``, ``open_read``, with
 the stale-write guard's record of what was read), and ``get_file_info``'s answer is checked
 against its output model. Only the call's layers are left out: the stdio connection, argument

@@ -15,7 +15,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from fsmcp import current, hookimpl
+from fsmcp import hookimpl
 from fsmcp.testing import ToolCalls, cancel_when, connect, host_for
 
 FILES = 100
@@ -30,12 +30,11 @@ def holder() -> tuple[types.ModuleType, threading.Event]:
     plugin = types.ModuleType("holder")
 
     @hookimpl(tryfirst=True)  # before the journal saves what the step will change
-    def fsmcp_before_change(change, paths):
+    def fsmcp_before_change(change, paths, fs):
         if not reached.is_set() and any(p.path.name == f"f{HELD:03}.txt" for p in paths):
             reached.set()  # once: the undo announces the file again
-            call = current.call()
             for _ in range(ROUNDS):
-                if call.cancelled:
+                if fs.call.cancelled:
                     return
                 threading.Event().wait(0.01)
             raise AssertionError("the cancellation never reached the step")

@@ -75,10 +75,10 @@ def test_the_host_combines_every_plugins_globs_per_root(root, tmp_path):
 
     extra.fsmcp_protected_globs = fsmcp_protected_globs
     host = host_for([root, other], [("extra", extra)])
-    assert host.protected(other.resolve()).matches("x.secret") and host.protected(other.resolve()).matches(".env")
-    assert not host.protected(root.resolve()).matches("x.secret") and host.protected(root.resolve()).matches("a/.env")
-    assert host.is_protected(other.resolve() / "d" / "x.secret") and not host.is_protected(root.resolve() / "a.txt")
-    assert host.protected(root.resolve()) is host.protected(root.resolve())
+    assert host.path_policy.protected(other.resolve()).matches("x.secret") and host.path_policy.protected(other.resolve()).matches(".env")
+    assert not host.path_policy.protected(root.resolve()).matches("x.secret") and host.path_policy.protected(root.resolve()).matches("a/.env")
+    assert host.path_policy.is_protected(other.resolve() / "d" / "x.secret") and not host.path_policy.is_protected(root.resolve() / "a.txt")
+    assert host.path_policy.protected(root.resolve()) is host.path_policy.protected(root.resolve())
 
 
 def test_options_add_remove_and_per_root(root, tmp_path):
@@ -86,9 +86,9 @@ def test_options_add_remove_and_per_root(root, tmp_path):
     other.mkdir()
     options = {"add": ["*.secret"], "remove": ["*.key"], "roots": {str(other): {"enabled": False}}}
     host = host_for([root, other], plugins={"secrets": options})
-    mine = host.protected(root.resolve())
+    mine = host.path_policy.protected(root.resolve())
     assert mine.matches("a.secret") and not mine.matches("a.key") and mine.matches(".env")
-    assert not host.protected(other.resolve())
+    assert not host.path_policy.protected(other.resolve())
 
 
 def test_a_root_inherits_and_extends_the_global_options(root, tmp_path):
@@ -96,9 +96,9 @@ def test_a_root_inherits_and_extends_the_global_options(root, tmp_path):
     other.mkdir()
     options = {"add": ["*.secret"], "roots": {str(other): {"add": ["*.tfstate"], "remove": [".npmrc"]}}}
     host = host_for([root, other], plugins={"secrets": options})
-    theirs = host.protected(other.resolve())
+    theirs = host.path_policy.protected(other.resolve())
     assert theirs.matches("a.secret") and theirs.matches("a.tfstate") and not theirs.matches(".npmrc")
-    assert not host.protected(root.resolve()).matches("a.tfstate")
+    assert not host.path_policy.protected(root.resolve()).matches("a.tfstate")
 
 
 @pytest.mark.parametrize(

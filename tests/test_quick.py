@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from fsmcp import DESTRUCTIVE, READ_ONLY, Tool, ToolInput, hookimpl
-from fsmcp.current import QUICK_BYTES
+from fsmcp.fs import QUICK_BYTES
 from fsmcp.host import HostError
 from fsmcp.mounts import RECHECK, LocalRoots, all_local, mount_table
 from fsmcp.testing import connect, host_for, text_of

@@ -236,7 +236,7 @@ async def test_the_naive_confinement_is_escaped(world):
     """The control: the same attack finds a way out when directories are opened following links."""
     root, outside = world
     host = host_for([root], PLUGINS)
-    host.fs = FileSystem(host.resolve_path, host.roots, host.settings.max_file_bytes, naive=True, guard=host.guard)
+    host.fs = FileSystem(host.path_policy, host.settings.max_file_bytes, naive=True, guard=host.guard)
     async with connect(host) as client:
         attack = Attack(client, outside)
         with Swapper(root).running():
@@ -249,7 +249,7 @@ def test_without_the_race_the_link_is_refused(world, naive):
     """Swapped once and left alone, the link is refused in both modes: the escape above is timing."""
     root, _ = world
     host = host_for([root])
-    fs = FileSystem(host.resolve_path, host.roots, host.settings.max_file_bytes, naive=naive, guard=host.guard)
+    fs = FileSystem(host.path_policy, host.settings.max_file_bytes, naive=naive, guard=host.guard)
     Swapper(root)._flip()
     with pytest.raises(ToolError) as info:
         fs.read_bytes("sub/data.txt")

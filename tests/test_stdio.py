@@ -365,7 +365,7 @@ def test_a_2026_envelope_whose_client_fields_are_not_objects_is_refused(root, ke
 def test_quick_calls_answer_alike_on_the_loop_and_off_it(root):
     # read_file of a file past QUICK_BYTES starts on the loop and is run again in a worker; a
     # progress token keeps a call off the fast path; a small file is read on it.
-    from fsmcp.current import QUICK_BYTES
+    from fsmcp.fs import QUICK_BYTES
 
     (root / "big.txt").write_text(("x" * 99 + "\n") * (QUICK_BYTES // 100 + 1))
     big = {"name": "read_file", "arguments": {"path": "big.txt", "head": 2}}

@@ -26,7 +26,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from fsmcp import current, hookimpl
+from fsmcp import hookimpl
 from fsmcp.testing import ToolCalls, cancel_when, connect, host_for, http_url, serve_stdio
 
 FILES = 10
@@ -49,13 +49,12 @@ def holder(root: Path, first_old: str) -> tuple[types.ModuleType, threading.Even
     plugin = types.ModuleType("holder")
 
     @hookimpl(tryfirst=True)
-    def fsmcp_before_change(change, paths):
+    def fsmcp_before_change(change, paths, fs):
         if reached.is_set() or not any(p.path.name == f"f{HELD:03}" for p in paths):
             return
         reached.set()
-        call = current.call()
         for _ in range(ROUNDS):
-            if call.cancelled:
+            if fs.call.cancelled:
                 seen.set()
                 break
             threading.Event().wait(0.01)

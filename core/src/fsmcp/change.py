@@ -30,7 +30,7 @@ class Change:
         self,
         tool: str,
         session: str,
-        announce: Callable[[Change, list[ResolvedPath]], None],
+        announce: Callable[[Change, list[ResolvedPath], Any], None],
         protected: Callable[[ResolvedPath], bool] = lambda path: True,
     ):
         self.tool = tool
@@ -64,17 +64,19 @@ class Change:
         with self._lock:
             self._stepped.wait_for(lambda: self._steps == 0)
 
-    def before(self, paths: Iterable[ResolvedPath], *, tree: bool = True) -> None:
+    def before(self, paths: Iterable[ResolvedPath], *, tree: bool = True, call: Any = None) -> None:
         """Announce paths about to change; each reaches ``fsmcp_before_change`` once per call.
 
-        ``tree=False`` is the primitive's word that no directory arrives whole at any of them
+        ``call`` is the tool call whose primitive announces them (its :class:`fsmcp.ToolContext`:
+        the call itself or a step of it, as a batch's): the hooks get its file system, and a wait
+        ends when it is cancelled. ``tree=False`` is the primitive's word that no directory arrives whole at any of them
         (a file written, a link or an empty directory made, an entry removed). Unless it says
         so, first :meth:`order`."""
         paths = list(paths)
         if not paths:
             return
         with self._lock:
-            self.order(paths, tree=tree)
+            self.order(paths, tree=tree, call=call)
             new = []
             for p in paths:
                 if p.path not in self._seen:
@@ -83,13 +85,14 @@ class Change:
             if new:
                 self.paths.extend(new)
                 audit.changed(str(p.path) for p in new)
-                self._announce(self, new)
+                self._announce(self, new, call)
 
-    def order(self, paths: Iterable[ResolvedPath], *, tree: bool = True) -> None:
+    def order(self, paths: Iterable[ResolvedPath], *, tree: bool = True, call: Any = None) -> None:
         """Wait for the programs running (:mod:`fsmcp.order`) when what arrives at ``paths`` could
         show one a protected file: a directory tree (``tree``), or a path that is protected.
 
         Once waited, the call keeps its place until it ends (the host's ``_finish`` lets it go):
-        a rollback or a later step of the call puts back what it likes meanwhile."""
+        a rollback or a later step of the call puts back what it likes meanwhile. The wait ends
+        when ``call`` (the tool call that waits, as for :meth:`before`) is cancelled."""
         if tree or any(self._protected(p) for p in paths):
-            ORDER.change(self)
+            ORDER.change(self, call)

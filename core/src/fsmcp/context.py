@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from contextvars import Token
 from typing import TYPE_CHECKING, Any
 
-from . import current
 from .errors import ErrorCode, ToolError
 from .protected import ProtectedNames
 
@@ -25,7 +23,9 @@ ToolRunner = Callable[..., Awaitable["ToolResult | ToolError"]]
 class ToolContext:
     """One call's context.
 
-    ``fs`` is the only way a tool touches files. ``budget`` is the number of text characters
+    ``fs`` is the only way a tool touches files: the host's file system bound to this call
+    (:meth:`fsmcp.fs.FileSystem.for_call`), so that its primitives announce what they change to
+    ``change``, stop when the call is cancelled and count what a quick call opens. ``budget`` is the number of text characters
     the result may carry. ``options`` is the tool's plugin section of the configuration.
     A long tool calls ``progress`` now and then and ``check_cancelled`` between steps.
     ``tools`` are the tools the server offers; ``run_tool`` calls one of them as a client
@@ -54,7 +54,6 @@ class ToolContext:
         is_protected: Callable[[Any], bool] | None = None,
         unknown_tool: Callable[[str], str] | None = None,
     ):
-        self.fs = fs
         self.change = change
         self.journal = journal
         self._protected = protected
@@ -71,7 +70,8 @@ class ToolContext:
         self.on_loop = False
         """Running on the event loop as a quick tool (:attr:`fsmcp.Tool.quick`)."""
         self.loop_bytes = 0
-        """File bytes the call opened on the event loop so far (:func:`fsmcp.current.weigh`)."""
+        """File bytes the call opened on the event loop so far (:meth:`fsmcp.fs.FileSystem.open_read` counts them)."""
+        self.fs = fs.for_call(self)
         self._loop: asyncio.AbstractEventLoop | None = None
         if send_progress is not None:  # asked only then: on Python 3.11 each asking is a system call
             try:
@@ -99,15 +99,7 @@ class ToolContext:
         """
         if self._run_tool is None:
             return ToolError(ErrorCode.INTERNAL_ERROR, "this context cannot run other tools")
-        return await self._run_tool(name, arguments, budget=budget)
-
-    def running(self) -> Token:
-        """Mark this as the current call (for :func:`fsmcp.current.check_cancelled`); reset with the token."""
-        return current.enter(self)
-
-    @staticmethod
-    def done(token: Token) -> None:
-        current.leave(token)
+        return await self._run_tool(name, arguments, budget=budget, caller=self)
 
     @property
     def cancelled(self) -> bool:

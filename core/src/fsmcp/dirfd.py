@@ -10,8 +10,8 @@ from __future__ import annotations
 import errno
 import os
 import stat as stat_mod
+from collections.abc import Callable
 
-from .current import check_cancelled
 
 _CLOEXEC = os.O_CLOEXEC
 NOFOLLOW = os.O_NOFOLLOW
@@ -156,16 +156,21 @@ def chmod_at(dir_fd: int, name: str, mode: int) -> bool:
         os.close(fd)
 
 
-def copy_node(src_fd: int, src: str, dst_fd: int, dst: str) -> None:
+def _runs_to_the_end() -> None:
+    pass
+
+
+def copy_node(src_fd: int, src: str, dst_fd: int, dst: str, check_cancelled: Callable[[], None] = _runs_to_the_end) -> None:
     """Copy a file, link (as a link) or tree to a new name, keeping modes and times.
 
     Devices, sockets and pipes are refused (``ENXIO``): the copy would block or be meaningless.
     A tree is copied by a loop, not recursion, however deep it is. On failure the caller
-    removes the partial copy.
+    removes the partial copy. ``check_cancelled`` is the call's, called between files and chunks;
+    without one the copy runs to its end (a restore, the journal's copies).
     """
     st = lstat(src_fd, src)
     if not stat_mod.S_ISDIR(st.st_mode):
-        _copy_leaf(src_fd, src, dst_fd, dst, st)
+        _copy_leaf(src_fd, src, dst_fd, dst, st, check_cancelled)
         return
     os.mkdir(dst, 0o700, dir_fd=dst_fd)
     # Each frame: the source and copy directories' descriptors, the names left to copy, and
@@ -186,7 +191,7 @@ def copy_node(src_fd: int, src: str, dst_fd: int, dst: str) -> None:
                 os.mkdir(name, 0o700, dir_fd=d)
                 stack.append(_copy_frame(s, name, d, name, entry))
             else:
-                _copy_leaf(s, name, d, name, entry)
+                _copy_leaf(s, name, d, name, entry, check_cancelled)
     finally:
         for s, d, _, _ in stack:
             os.close(s)
@@ -220,16 +225,16 @@ def _close_frame(s: int, d: int, st: os.stat_result) -> None:
         os.close(d)
 
 
-def _copy_leaf(src_fd: int, src: str, dst_fd: int, dst: str, st: os.stat_result) -> None:
+def _copy_leaf(src_fd: int, src: str, dst_fd: int, dst: str, st: os.stat_result, check_cancelled: Callable[[], None]) -> None:
     if stat_mod.S_ISLNK(st.st_mode):
         os.symlink(os.readlink(src, dir_fd=src_fd), dst, dir_fd=dst_fd)
     elif stat_mod.S_ISREG(st.st_mode):
-        _copy_file(src_fd, src, dst_fd, dst)
+        _copy_file(src_fd, src, dst_fd, dst, check_cancelled)
     else:
         raise OSError(errno.ENXIO, "a device, socket or pipe cannot be copied", src)
 
 
-def _copy_file(src_fd: int, src: str, dst_fd: int, dst: str) -> None:
+def _copy_file(src_fd: int, src: str, dst_fd: int, dst: str, check_cancelled: Callable[[], None]) -> None:
     s = os.open(src, READ, dir_fd=src_fd)
     try:
         st = os.fstat(s)
@@ -238,7 +243,7 @@ def _copy_file(src_fd: int, src: str, dst_fd: int, dst: str) -> None:
         os.set_blocking(s, True)
         d = os.open(dst, CREATE, 0o600, dir_fd=dst_fd)
         try:
-            _copy_bytes(s, d)
+            _copy_bytes(s, d, check_cancelled)
             os.fchmod(d, stat_mod.S_IMODE(st.st_mode))
             os.utime(d, ns=(st.st_atime_ns, st.st_mtime_ns))
         finally:
@@ -247,7 +252,7 @@ def _copy_file(src_fd: int, src: str, dst_fd: int, dst: str) -> None:
         os.close(s)
 
 
-def _copy_bytes(src: int, dst: int) -> None:
+def _copy_bytes(src: int, dst: int, check_cancelled: Callable[[], None]) -> None:
     try:
         # In the kernel, without a trip through Python's buffers.
         while os.sendfile(dst, src, None, 1 << 26):

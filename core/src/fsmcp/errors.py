@@ -44,3 +44,8 @@ class ToolError(Exception):
         self.code = code
         self.message = message
         self.details = details or {}
+
+
+class OffLoop(Exception):
+    """A quick tool's call on the event loop met more work than a moment's (:data:`fsmcp.fs.QUICK_BYTES`
+    of files, a listing, a wait for a lock): the host runs it again in a worker thread."""

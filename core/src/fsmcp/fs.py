@@ -14,22 +14,27 @@ import errno
 import io
 import os
 import stat as stat_mod
+import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import BinaryIO, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
-from . import consent, current, dirfd, temporaries
-from .confine import MAX_HOPS, Confinement, Created, Place, Resolver, loop_error
-from .errors import ErrorCode, ToolError
+from . import consent, dirfd, temporaries
+from .confine import MAX_HOPS, Confinement, Created, Place, loop_error
+from .errors import ErrorCode, OffLoop, ToolError
 from .guard import Guard
 from .names import shown
-from .roots import Access, ResolvedPath, RootSet
+from .path_policy import PathPolicy
+from .roots import Access, ResolvedPath
 from .small_files import read_small
 from .snapshot import Snapshot
 from .temporaries import temp_name
+
+if TYPE_CHECKING:
+    from .change import Change
 
 PathArg = str | ResolvedPath
 T = TypeVar("T")
@@ -111,35 +116,70 @@ def kind_of(mode: int) -> str:
     return "other"
 
 
+QUICK_BYTES = 256 * 1024
+"""File bytes a quick tool's call may open on the event loop before it moves to a worker thread."""
+
+
+class _NoCall:
+    """The call of a file system bound to none (the host's own work outside any call): no change
+    to announce to, never cancelled, never on the event loop."""
+
+    change: Change | None = None
+    on_loop = False
+
+    @staticmethod
+    def check_cancelled() -> None:
+        pass
+
+
+NO_CALL: Any = _NoCall()
+
+
 class _LinkHere(Exception):
     """The last component is (or was a moment ago) a link and the path follows links: look again."""
 
 
 class FileSystem:
-    """The host's primitives, bound to the path policy.
+    """The host's primitives, bound to the path policy (:class:`fsmcp.path_policy.PathPolicy`).
 
     ``naive=True`` is for the race test alone (``tests/test_race.py``): directories on the way
     are then opened following links, as a check-then-use by name would, so that the test can
     show it finds the escape this class otherwise closes. No setting reaches it.
+
+    ``call`` is the tool call the primitives work for (a :class:`fsmcp.ToolContext`; see
+    :meth:`for_call`): its ``change`` hears of every path before it changes, its
+    ``check_cancelled`` stops long copies, and on the event loop (``on_loop``) its ``loop_bytes``
+    count what it opened, past :data:`QUICK_BYTES` raising :class:`OffLoop`.
     """
+
+    call: Any = NO_CALL
 
     def __init__(
         self,
-        resolver: Resolver,
-        roots: RootSet,
+        policy: PathPolicy,
         max_file_bytes: int,
         *,
         guard: Guard,
-        keep_protected: Callable[[ResolvedPath, ResolvedPath, str], None] | None = None,
         naive: bool = False,
     ):
         # The host's guard, never one of its own: a call's locks are taken and released in one place.
-        self.roots = roots
+        self.policy = policy
+        self.roots = policy.roots
         self.max_file_bytes = max_file_bytes
         self.guard = guard
-        self.keep_protected = keep_protected
-        """Refuses a move or copy that would leave a protected file under an unprotected name (the host's)."""
-        self._conf = Confinement(roots.operator, resolver, naive=naive)
+        self._conf = Confinement(policy.roots.operator, policy.resolve, naive=naive)
+
+    def for_call(self, call: Any) -> FileSystem:
+        """This file system bound to ``call``: what a tool call's ``ctx.fs`` is. Made for every call: one copy of a small dict.
+
+        The call is held by a weak proxy: the call holds its file system, and a cycle between
+        the two would leave every call's context to the garbage collector, whose passes over
+        the whole heap cost a warm call more than all of this (measured: read_file's CPU time
+        up by a third). The call lives while it runs, and its file system is used only then."""
+        view = object.__new__(FileSystem)
+        view.__dict__.update(self.__dict__)
+        view.call = weakref.proxy(call)
+        return view
 
     @property
     def confinement(self) -> Confinement:
@@ -149,7 +189,10 @@ class FileSystem:
     def _changing(self, *paths: ResolvedPath, tree: bool = True) -> None:
         for p in paths:
             self.guard.hold(p.path)
-        _changing(*paths, tree=tree)
+        # Before anything changes (under the files' locks): the call's change hooks (the journal) see the old state.
+        change = self.call.change
+        if change is not None:
+            change.before(paths, tree=tree, call=self.call)
 
     def _tree(self, p: ResolvedPath) -> bool:
         """Whether the entry at ``p`` (not followed) is, or may be, a directory: anything but a file or link."""
@@ -237,7 +280,11 @@ class FileSystem:
             fd, st = self._final(p, lambda dfd, name: _open_regular_stat(p, dfd, name, os.O_RDONLY))
             try:
                 consent.opened(p.path, st)
-                current.weigh(st.st_size)
+                call = self.call
+                if call.on_loop:
+                    call.loop_bytes += st.st_size
+                    if call.loop_bytes > QUICK_BYTES:
+                        raise OffLoop
                 small = read_small(fd, st.st_size)
             except BaseException:
                 os.close(fd)
@@ -266,7 +313,8 @@ class FileSystem:
 
     def list_dir(self, path: PathArg) -> list[Entry]:
         """The entries of a directory, sorted by name."""
-        current.off_loop()
+        if self.call.on_loop:
+            raise OffLoop  # a listing: work of unknown size
         p = self.resolve(path, Access.READ)
         with _mapped(p):
             fd = self._open_dir(p, "use read_file or get_file_info")
@@ -335,7 +383,8 @@ class FileSystem:
         directories are skipped. ``sizes=False`` leaves every file's ``size`` None and stats
         no file: a walk that needs names and kinds only.
         """
-        current.off_loop()
+        if self.call.on_loop:
+            raise OffLoop  # a walk: work of unknown size
         top = self.resolve(path, Access.READ)
         with _mapped(top):
             top_fd = self._open_dir(top, "list the directory that holds it")
@@ -557,15 +606,15 @@ class FileSystem:
         deletions undone, creations (with the directories made for them) removed. The copies
         live outside the roots, in the host's own temporary directory, until ``discard()``.
         """
-        snap = Snapshot(self._conf, restored=self.guard.moved)
+        snap = Snapshot(self._conf, restored=self.guard.moved, check_cancelled=self.call.check_cancelled)
         try:
             for path in paths:
                 p = self.resolve(path, Access.WRITE, follow_links=False)
                 with _mapped(p):
                     tree = snap.add(p)
                 # What a rollback puts back arrives as a tree would: the call waits its turn now.
-                if (change := current.change()) is not None:
-                    change.order([p], tree=tree)
+                if (change := self.call.change) is not None:
+                    change.order([p], tree=tree, call=self.call)
         except BaseException:
             snap.discard()
             raise
@@ -596,8 +645,7 @@ class FileSystem:
         dst = self.resolve(destination, Access.WRITE, follow_links=False)
         self._refuse_roots(src, "moved")
         self._refuse_into_itself(src, dst, "move")
-        if self.keep_protected is not None:
-            self.keep_protected(src, dst, "moving")
+        self._keep_protected(src, dst, "moving")
         tree = self._tree(src)
         if src.path != dst.path:
             self._changing(src, dst, tree=tree)
@@ -628,8 +676,7 @@ class FileSystem:
         src = self.resolve(source, Access.READ, follow_links=False)
         dst = self.resolve(destination, Access.WRITE, follow_links=False)
         self._refuse_into_itself(src, dst, "copy")
-        if self.keep_protected is not None:
-            self.keep_protected(src, dst, "copying")
+        self._keep_protected(src, dst, "copying")
         tree = self._tree(src)
         if src.path != dst.path:
             self._changing(dst, tree=tree)
@@ -652,8 +699,7 @@ class FileSystem:
                 self._copy_into_place(s, d, overwrite, src, tree)
         return kind
 
-    @staticmethod
-    def _copy_into_place(s: Place, d: Place, overwrite: bool, src: ResolvedPath, tree: bool, moving: bool = False) -> None:
+    def _copy_into_place(self, s: Place, d: Place, overwrite: bool, src: ResolvedPath, tree: bool, moving: bool = False) -> None:
         """Copy ``s`` to a temporary name beside ``d``, then rename it into place.
 
         ``moving``: a move across file systems: the source then leaves its name in one rename and
@@ -662,7 +708,7 @@ class FileSystem:
         staging = temp_name(d.name)
         with temporaries.temporary(d.fd, staging) as noted, ExitStack() as move:
             try:
-                dirfd.copy_node(s.fd, s.name, d.fd, staging)
+                dirfd.copy_node(s.fd, s.name, d.fd, staging, self.call.check_cancelled)
                 copied = dirfd.lstat(d.fd, staging)
                 temporaries.LEDGER.made(noted, d.fd, staging)
                 if not tree and stat_mod.S_ISDIR(copied.st_mode):
@@ -721,17 +767,24 @@ class FileSystem:
             if root.path.is_relative_to(p.path):
                 raise ToolError(ErrorCode.ACCESS_DENIED, f"{p} contains the allowed root {root.path}; it cannot be {verb}")
 
+    def _keep_protected(self, src: ResolvedPath, dst: ResolvedPath, verb: str) -> None:
+        # The veto sees one path at a time: a directory moved or copied as a whole could take a
+        # protected file inside it (.aws/credentials) to a name nothing protects (aws/credentials).
+        root = self.roots.operator_root(src.path)
+        if root is None or not self.policy.protected(root) or self.kind(src, follow_links=False) != "directory":
+            return
+        for rel, _, entry in self.walk(str(src.path)):
+            if self.policy.is_protected(entry.path) and not self.policy.is_protected(dst.path / rel):
+                raise ToolError(
+                    ErrorCode.ACCESS_DENIED,
+                    f"{verb} {src} to {dst} is refused: it holds {shown(str(entry.path))}, which is protected by the secrets "
+                    f"policy and would not be at {shown(str(dst.path / rel))}; move or copy the rest without it",
+                )
+
     @staticmethod
     def _refuse_into_itself(src: ResolvedPath, dst: ResolvedPath, verb: str) -> None:
         if dst.path != src.path and dst.path.is_relative_to(src.path):
             raise ToolError(ErrorCode.INVALID_PARAMS, f"cannot {verb} {src} into itself ({dst})")
-
-
-def _changing(*paths: ResolvedPath, tree: bool = True) -> None:
-    # Before anything changes (under the files' locks): the call's change hooks (the journal) see the old state.
-    change = current.change()
-    if change is not None:
-        change.before(paths, tree=tree)
 
 
 def _encodable(name: str) -> bool:

@@ -30,13 +30,12 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field
 from pydantic.json_schema import SkipJsonSchema
 
-from .current import check_cancelled, off_loop
-from .errors import ErrorCode, ToolError
+from .errors import ErrorCode, OffLoop, ToolError
 from .locks import FileLocks
 from .roots import Access
 
@@ -133,8 +132,11 @@ class in_session:  # noqa: N801 (used as a function: with in_session(s) as clien
 
 
 class _Call:
-    def __init__(self, changes: bool):
+    def __init__(self, changes: bool, work: Any = None):
         self.changes = changes
+        self.work = work
+        """The tool call (its :class:`fsmcp.ToolContext`): a wait for a lock ends when it is cancelled,
+        and a quick one on the event loop waits in a worker thread instead; None outside a call."""
         self.held: set[str] = set()
 
 
@@ -166,9 +168,9 @@ class Guard:
         self._cond = threading.Condition()
         self._owner: dict[str, _Call] = {}
 
-    def call(self, changes: bool) -> _CallScope:
-        """One tool call, as a ``with`` block; ``changes`` when it may change files. Its locks end with it."""
-        return _CallScope(self, _Call(changes))
+    def call(self, changes: bool, work: Any = None) -> _CallScope:
+        """One tool call (``work``, its context), as a ``with`` block; ``changes`` when it may change files. Its locks end with it."""
+        return _CallScope(self, _Call(changes, work))
 
     # -- locks --------------------------------------------------------------------------------
 
@@ -197,7 +199,8 @@ class Guard:
         assert self._files is not None
         pause = 0.0005
         while not self._files.try_lock(key):
-            off_loop()  # a quick call on the event loop waits in a worker thread instead
+            if me.work is not None and me.work.on_loop:
+                raise OffLoop  # a quick call on the event loop waits in a worker thread instead
             _wait_or_give_up(key, me, deadline)
             time.sleep(pause)
             pause = min(pause * 2, 0.02)
@@ -283,7 +286,8 @@ def _wait_or_give_up(key: str, me: _Call, deadline: float) -> None:
             ErrorCode.EDIT_CONFLICT,
             f"{key} is being changed by another call that waits for a file this one holds; nothing more was changed. Try again",
         )
-    check_cancelled()
+    if me.work is not None:
+        me.work.check_cancelled()
 
 
 def expect_version(fs: FileSystem, raw: str, expected: str) -> None:

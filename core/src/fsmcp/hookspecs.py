@@ -197,7 +197,9 @@ def fsmcp_before_change(change: Change, paths: list[ResolvedPath], fs: FileSyste
 
     :param change: The call's :class:`fsmcp.Change` (``tool``, ``time``, ``paths`` so far).
     :param paths: The newly announced paths, resolved (a link to be replaced is itself the path).
-    :param fs: The host's file system.
+    :param fs: The file system of the tool call whose primitive announced them (a batch's step,
+        or the call itself); ``fs.call`` is that call's :class:`fsmcp.ToolContext`, whose
+        ``cancelled`` a hook that waits looks at.
     :param settings: The server's settings.
 
     All implementations are called. Raising :class:`fsmcp.ToolError` refuses the change: the

@@ -3,27 +3,23 @@
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Iterable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import consent, journal_place, locks, temporaries
+from . import journal_place, locks, temporaries
 from .config import Settings
-from .errors import ErrorCode, HostError, ToolError
-from .names import shown
+from .errors import HostError, ToolError
 from .fs import FileSystem
 from .hotcalls import HotHook
-from .limits import check_length
 from .mounts import LocalRoots
 from .programs import Sandbox
-from .protected import ProtectedNames
+from .path_policy import NoPolicy, PathPolicy
 from .guard import Guard, Session
 from .locks import FileLocks
 from .plugins import PluginError, PluginInfo, collect_tools, load_plugins, offered
 from .journal import NAME as JOURNAL
 from .results import ToolResult
-from .roots import Access, ResolvedPath, Root, RootSet
+from .roots import Access, RootSet
 from .runner import CallRunner
 from .tools import Tool
 
@@ -74,7 +70,12 @@ class Host:
         self.plugins = plugins
         self.roots = roots
         self.guard = Guard(stale_guard=settings.stale_guard, files=_file_locks(roots))
-        self.fs = FileSystem(self.resolve_path, roots, settings.max_file_bytes, guard=self.guard, keep_protected=self._keep_protected)
+        self.path_policy = PathPolicy(
+            roots, settings,
+            resolve_hook=HotHook(pm.hook.fsmcp_resolve_path), check_hook=HotHook(pm.hook.fsmcp_check_path),
+            protected_globs=pm.hook.fsmcp_protected_globs,
+        )  # fmt: skip
+        self.fs = FileSystem(self.path_policy, settings.max_file_bytes, guard=self.guard)
         try:
             self.registered = collect_tools(pm, plugins, settings)
         except PluginError as exc:
@@ -82,10 +83,7 @@ class Host:
         self.sandbox = Sandbox.of(settings)
         self.tools, self.sandbox_notice = self.sandbox.gate(offered(self.registered, settings))
         self.journal = pm.get_plugin(JOURNAL)
-        self._resolve_hook = HotHook(pm.hook.fsmcp_resolve_path)
-        self._check_hook = HotHook(pm.hook.fsmcp_check_path)
         self.local_roots = LocalRoots(r.path for r in roots.operator)
-        self._protected: dict[str, ProtectedNames] = {}
         self._listing: list[dict[str, Any]] | None = None
         self.warned = False
         """A plugin logged a warning while the host started."""
@@ -137,7 +135,9 @@ class Host:
 
     def _probe(self) -> None:
         try:
-            self._ask_policy(".", Access.READ, True)
+            self.path_policy.ask(".", Access.READ, True)
+        except NoPolicy as exc:
+            raise HostError(str(exc)) from None
         except ToolError:
             pass  # the policy answered, if only to refuse
         if self.pm.hook.fsmcp_format_result(tool=None, outcome=ToolResult(), format=self.settings.format, settings=self.settings) is None:
@@ -223,70 +223,6 @@ class Host:
             f"Relative paths resolve against the workspace, at first {self.roots.operator[0].path}. "
             "Failures lead with a code (NOT_FOUND, ACCESS_DENIED, ...) and say what to do next."
         )
-
-    # -- path policy --------------------------------------------------------------------------
-
-    def resolve_path(self, raw: str, access: Access, follow_links: bool = True) -> ResolvedPath:
-        # Before any policy answers, so that no policy (ours or a third party's) can skip it.
-        self.roots.check_usable(require_workspace=self.settings.require_workspace)
-        resolved = self._ask_policy(raw, access, follow_links)
-        check_length(resolved.path)
-        named = self._named(raw, resolved)
-        reasons = [r for r in self._check_hook(path=resolved, access=access, named=named, settings=self.settings) if r]
-        if reasons:
-            consent.refuse(raw, resolved, access, reasons)
-        return resolved
-
-    def _named(self, raw: str, resolved: ResolvedPath) -> str:
-        if raw == str(resolved.path) and raw.startswith("/") and "\\" not in raw and ".." not in raw:
-            return raw  # the real path named as it is: what absolute and normpath would make of it
-        try:
-            return os.path.normpath(self.roots.absolute(raw))
-        except ToolError:  # a policy that rewrote a path the default one would refuse
-            return str(resolved.path)
-
-    def protected(self, root: Root | Path | str) -> ProtectedNames:
-        """What no tool may read or change under ``root`` (every ``fsmcp_protected_globs`` answer combined)."""
-        key = str(root.path if isinstance(root, Root) else root)
-        names = self._protected.get(key)
-        if names is None:
-            lists = self.pm.hook.fsmcp_protected_globs(root=key, settings=self.settings)
-            names = self._protected[key] = ProtectedNames([g for globs in reversed(lists) for g in globs or ()])
-        return names
-
-    def is_protected(self, path: ResolvedPath | Path | str) -> bool:
-        """Whether an absolute path inside the roots is protected."""
-        # Relative to the operator's roots, as the globs were given (a client's MCP root may be
-        # narrower): the innermost's names, matched from each root holding the path.
-        real = Path(str(path.path if isinstance(path, ResolvedPath) else path))
-        holders = [root for root in self.roots.holders(real) if root.path != real]
-        if not holders:
-            return False
-        names = self.protected(holders[0])
-        relative = [str(real.relative_to(root.path)) for root in holders] + [str(real)[1:]]  # and from /
-        return any(names.matches(each) for each in relative)
-
-    def _ask_policy(self, raw: str, access: Access, follow_links: bool) -> ResolvedPath:
-        resolved = self._resolve_hook(
-            raw=raw, access=access, follow_links=follow_links, policy=self.settings.policy, roots=self.roots, settings=self.settings
-        )
-        if resolved is None:
-            raise HostError(f"no installed plugin provides the path policy {self.settings.policy!r}")
-        return resolved
-
-    def _keep_protected(self, src: ResolvedPath, dst: ResolvedPath, verb: str) -> None:
-        # The veto sees one path at a time: a directory moved or copied as a whole could take a
-        # protected file inside it (.aws/credentials) to a name nothing protects (aws/credentials).
-        root = self.roots.operator_root(src.path)
-        if root is None or not self.protected(root) or self.fs.kind(src, follow_links=False) != "directory":
-            return
-        for rel, _, entry in self.fs.walk(str(src.path)):
-            if self.is_protected(entry.path) and not self.is_protected(dst.path / rel):
-                raise ToolError(
-                    ErrorCode.ACCESS_DENIED,
-                    f"{verb} {src} to {dst} is refused: it holds {shown(str(entry.path))}, which is protected by the secrets "
-                    f"policy and would not be at {shown(str(dst.path / rel))}; move or copy the rest without it",
-                )
 
     # -- calling ------------------------------------------------------------------------------
     # The call runner (runner.py) runs every call; these are the host's facade over it.

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import current, dirfd, restore
+from . import dirfd, restore
 from .change import Change
 from .config import Settings
 from .errors import ErrorCode, ToolError
@@ -261,15 +261,14 @@ class Journal:
         pending = change.state.get(NAME)
         if pending is None:
             pending = change.state[NAME] = _Pending(self, fs.confinement, change)
-        # A cancelled call's copies are made all the same: its write may still come, and a
-        # change without its copies could not be undone.
-        with current.uncancellable():
-            for p in paths:
-                pending.add(p)
-            try:
-                pending.record()
-            except OSError as exc:
-                pending.give_up(f"the journal {self.dir} could not be written ({exc.strerror or exc})")
+        # A cancelled call's copies are made all the same (they are not handed its cancellation):
+        # its write may still come, and a change without its copies could not be undone.
+        for p in paths:
+            pending.add(p)
+        try:
+            pending.record()
+        except OSError as exc:
+            pending.give_up(f"the journal {self.dir} could not be written ({exc.strerror or exc})")
 
     @hookimpl
     def fsmcp_after_change(self, change: Change, failed: bool) -> str | None:
@@ -645,9 +644,9 @@ class Journal:
                     "first); nothing was restored. Pass force: true to restore anyway",
                     {"paths": changed},
                 )
-        change = current.change()
+        change = fs.call.change  # the undo's own call
         if change is not None:
-            change.before(p for p, _ in items)
+            change.before((p for p, _ in items), call=fs.call)
             pending = change.state.get(NAME)
             if pending is not None:
                 pending.undoes = meta["id"]

@@ -30,8 +30,6 @@ from typing import Any
 
 import anyio
 
-from . import current
-
 WAIT = 0.05
 """Seconds between two looks: a change waiting in its worker thread looks for its call's
 cancellation, a program waiting on the event loop for the changes to end."""
@@ -47,8 +45,10 @@ class Order:
         self._waiting = 0
         """Changes waiting for programs to end: no program starts meanwhile."""
 
-    def change(self, change: Any) -> None:
-        """Before ``change`` could bring a protected file into view: wait (in a worker thread) until no program runs."""
+    def change(self, change: Any, call: Any = None) -> None:
+        """Before ``change`` could bring a protected file into view: wait (in a worker thread) until no program runs.
+
+        ``call`` is the tool call that waits (a :class:`fsmcp.ToolContext`): the wait ends when it is cancelled."""
         with self._cond:
             if not self._programs:
                 self._changes.add(change)
@@ -57,7 +57,8 @@ class Order:
             try:
                 while self._programs:
                     self._cond.wait(WAIT)
-                    current.check_cancelled()
+                    if call is not None:
+                        call.check_cancelled()
             finally:
                 self._waiting -= 1
             self._changes.add(change)

@@ -15,7 +15,6 @@ from contextlib import ExitStack, contextmanager
 
 from . import dirfd, temporaries
 from .confine import Confinement, Created, Place
-from .current import uncancellable
 from .errors import ErrorCode, ToolError
 from .fs import temp_name
 from .roots import ResolvedPath
@@ -135,7 +134,8 @@ def put_back(conf: Confinement, store: int, items: list[tuple[ResolvedPath, str 
     """
     # The ledger's notes end last (exited first, last): after a crash anywhere in here, the next
     # start removes what was staged and puts back what was set aside where nothing took its place.
-    with uncancellable(), ExitStack() as noted, _staged(conf, store, items, noted) as staged:
+    # Never handed the call's cancellation: a restore stopped half-way would leave a mix.
+    with ExitStack() as noted, _staged(conf, store, items, noted) as staged:
         swapped: list[tuple[ResolvedPath, str | None, bool]] = []
         try:
             for p, tmp in staged:

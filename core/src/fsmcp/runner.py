@@ -8,7 +8,7 @@ that hands each step that may block to a :class:`_Road`:
 - an async tool runs on the event loop: its function is awaited, and the steps that touch files
   (``expectedVersion``, finishing the change) go to a worker thread;
 - a plain tool runs where it is, on the event loop (a quick one, :attr:`Tool.quick`, until it
-  meets more work than a moment's: :class:`~fsmcp.current.OffLoop`) or in its worker thread:
+  meets more work than a moment's: :class:`~fsmcp.errors.OffLoop`) or in its worker thread:
   every step is called directly, nothing in the coroutine waits, and :func:`_drive` runs it to
   its end in one step.
 
@@ -30,12 +30,11 @@ import anyio
 from pydantic import BaseModel, ValidationError
 from pydantic.alias_generators import to_camel
 
-from . import current
 from .change import Change
 from .context import ProgressSender, ToolContext
-from .current import OffLoop
-from .errors import ErrorCode, HostError, ToolError
+from .errors import ErrorCode, HostError, OffLoop, ToolError
 from .fs import os_error
+from .path_policy import NoPolicy
 from .guard import Session, current_session, expect_version, in_session
 from .hotcalls import HotHook
 from .invalid import describe_invalid
@@ -127,7 +126,7 @@ class CallRunner:
         with in_session(session) as client:
             if self._around(call=ToolCall(name, arguments, tool, client.id, None), settings=self.host.settings):
                 return None
-            prepared = self._prepare(tool, arguments, None, None)
+            prepared = self._prepare(tool, arguments, None, None, None)
             if isinstance(prepared, ToolError):
                 outcome: Outcome = prepared
             else:
@@ -158,11 +157,12 @@ class CallRunner:
         send_progress: ProgressSender | None = None,
         budget: int | None = None,
         on_loop: bool = True,
+        caller: ToolContext | None = None,
     ) -> Outcome:
         tool = self.host.tools.get(name)
         if tool is None:
             return ToolError(ErrorCode.INVALID_PARAMS, self.host.unknown_tool(name))
-        return await self.run(tool, arguments, send_progress=send_progress, budget=budget, on_loop=on_loop)
+        return await self.run(tool, arguments, send_progress=send_progress, budget=budget, on_loop=on_loop, caller=caller)
 
     async def run(
         self,
@@ -172,11 +172,13 @@ class CallRunner:
         send_progress: ProgressSender | None = None,
         budget: int | None = None,
         on_loop: bool = True,
+        caller: ToolContext | None = None,
     ) -> Outcome:
         """Validate the arguments and run the tool; returns its result or the ToolError it met.
 
-        A quick tool runs on the event loop when ``on_loop`` and the roots allow (:attr:`Tool.quick`)."""
-        prepared = self._prepare(tool, arguments, send_progress, budget)
+        A quick tool runs on the event loop when ``on_loop`` and the roots allow (:attr:`Tool.quick`).
+        ``caller``: the call that runs this one (a batch's step adds to its caller's change)."""
+        prepared = self._prepare(tool, arguments, send_progress, budget, caller)
         if isinstance(prepared, ToolError):
             return prepared
         args, ctx, own = prepared
@@ -199,7 +201,8 @@ class CallRunner:
         return _result(out)
 
     def _prepare(
-        self, tool: Tool, arguments: dict[str, Any] | None, send_progress: ProgressSender | None, budget: int | None
+        self, tool: Tool, arguments: dict[str, Any] | None, send_progress: ProgressSender | None, budget: int | None,
+        caller: ToolContext | None,
     ) -> tuple[Any, ToolContext, bool] | ToolError:
         """The validated arguments, the call's context, and whether the call's change is its own."""
         try:
@@ -208,12 +211,11 @@ class CallRunner:
             return ToolError(ErrorCode.INVALID_PARAMS, describe_invalid(tool, exc, arguments))
         host = self.host
         # A tool another one runs (a batch's step) adds to its caller's change.
-        caller = current.call()
         change = caller.change if caller is not None and caller.change is not None else None
         ctx = ToolContext(
             fs=host.fs, settings=host.settings, tool=tool, tools=host.tools, send_progress=send_progress, run_tool=self.run_named,
-            budget=budget, change=change or Change(tool.name, current_session().id, self._announce, host.is_protected), journal=host.journal,
-            protected=host.protected, is_protected=host.is_protected, unknown_tool=lambda name: host.unknown_tool(name, offers=False),
+            budget=budget, change=change or Change(tool.name, current_session().id, self._announce, host.path_policy.is_protected), journal=host.journal,
+            protected=host.path_policy.protected, is_protected=host.path_policy.is_protected, unknown_tool=lambda name: host.unknown_tool(name, offers=False),
         )
         return args, ctx, change is None
 
@@ -243,10 +245,9 @@ class CallRunner:
     async def _steps(self, function: Callable[..., Any], args: Any, ctx: ToolContext, own: bool, road: _Road) -> Any:
         """Guard, ``expectedVersion``, the tool, the change finished: every call's steps, once."""
         self.in_flight.add(ctx)
-        token = ctx.running()
         try:
             try:
-                with self.host.guard.call(not ctx.tool.annotations.read_only):
+                with self.host.guard.call(not ctx.tool.annotations.read_only, ctx):
                     if _expects(args):
                         await road.blocking(self._expect, args)
                     out = await road.tool(function, args, ctx)
@@ -261,7 +262,6 @@ class CallRunner:
             ORDER.ended(ctx)
             if own and not ctx.change.paths:
                 ORDER.changed(ctx.change)  # waited its turn (a snapshot), announced nothing: no _finish
-            ctx.done(token)
             self.in_flight.discard(ctx)
 
     @staticmethod
@@ -269,7 +269,7 @@ class CallRunner:
         """What a call that raised ``exc`` answers."""
         if isinstance(exc, ToolError):
             return exc
-        if isinstance(exc, HostError):
+        if isinstance(exc, (HostError, NoPolicy)):
             return ToolError(ErrorCode.INTERNAL_ERROR, str(exc))
         if isinstance(exc, OSError):
             return os_error(exc)
@@ -281,9 +281,11 @@ class CallRunner:
 
     # -- the call's change --------------------------------------------------------------------
 
-    def _announce(self, change: Change, paths: list[ResolvedPath]) -> None:
+    def _announce(self, change: Change, paths: list[ResolvedPath], call: ToolContext | None) -> None:
+        # The announcing call's own file system: a hook that waits sees that call's cancellation (fs.call).
         host = self.host
-        host.pm.hook.fsmcp_before_change(change=change, paths=paths, fs=host.fs, settings=host.settings)
+        fs = host.fs if call is None else call.fs
+        host.pm.hook.fsmcp_before_change(change=change, paths=paths, fs=fs, settings=host.settings)
 
     def _finish_failed(self, change: Change) -> None:
         """A failed or cancelled call's change, once the steps it abandoned have returned: they may announce more."""

@@ -11,7 +11,6 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from . import dirfd, temporaries
-from .current import uncancellable
 from .confine import Confinement, Created
 from .errors import ToolError
 from .roots import ResolvedPath
@@ -24,8 +23,12 @@ class Snapshot:
     read and every change goes through the roots' descriptors like any other primitive.
     """
 
-    def __init__(self, conf: Confinement, restored: Callable[..., None] = lambda *paths: None) -> None:
+    def __init__(
+        self, conf: Confinement, restored: Callable[..., None] = lambda *paths: None, check_cancelled: Callable[[], None] = lambda: None
+    ) -> None:
         self._conf = conf
+        self._check_cancelled = check_cancelled
+        """The call's: a copy being recorded stops when it is cancelled (a restore never does)."""
         self._restored = restored
         self._store, self._noted = _store()
         self._saved: list[tuple[ResolvedPath, str | None, ResolvedPath | None]] = []
@@ -46,7 +49,7 @@ class Snapshot:
             return False
         copy = str(len(self._saved))
         with self._conf.at(p) as place, self._opened() as store:
-            dirfd.copy_node(place.fd, place.name, store, copy)
+            dirfd.copy_node(place.fd, place.name, store, copy, self._check_cancelled)
             tree = stat.S_ISDIR(dirfd.lstat(store, copy).st_mode)
         self._saved.append((p, copy, None))
         return tree
@@ -57,9 +60,9 @@ class Snapshot:
         Raises OSError when a path could not be put back; the copies are then kept.
         """
         try:
-            # A restore runs to the end even for a cancelled call: stopping half-way would leave
-            # the mix of old and new that the snapshot exists to undo.
-            with uncancellable(), self._opened() as store:
+            # A restore runs to the end even for a cancelled call (its copies are not handed the
+            # call's check): stopping half-way would leave the mix of old and new that the snapshot exists to undo.
+            with self._opened() as store:
                 for p, copy, first_missing in reversed(self._saved):
                     self._clear(first_missing or p)
                     if copy is not None:

@@ -31,7 +31,7 @@ import orjson
 from . import __version__, shapes
 from .client_roots import ClientRoots
 from .consent import Consent, call_digest, elicits_forms, form
-from .current import OffLoop
+from .errors import OffLoop
 from .wire import TOO_DEEP, TOO_LONG, PipeWire, Wire, max_message_bytes, too_deep, too_long
 from .workers import WORKERS
 

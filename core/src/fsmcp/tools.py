@@ -113,7 +113,7 @@ class Tool:
     """A plain, read-only tool whose usual call is a moment's work (metadata, a small file): the
     host runs it on the event loop, sparing the hand-off to a worker thread and back, while every
     root lies on a local file system (:mod:`fsmcp.mounts`). There the host's primitives stop it
-    when the work turns out larger (a file over :data:`fsmcp.current.QUICK_BYTES`, a listing),
+    when the work turns out larger (a file over :data:`fsmcp.fs.QUICK_BYTES`, a listing),
     and the host runs it again from the start in a worker thread, so it must change nothing."""
     plugin: str = field(default="", compare=False)
 
