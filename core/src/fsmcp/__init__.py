@@ -19,6 +19,7 @@ _EXPORTS = {
     "Change": ("change", "Change"),
     "options_error": ("config", "options_error"),
     "plugin_options": ("config", "plugin_options"),
+    "Settings": ("config", "Settings"),
     "Refusal": ("consent", "Refusal"),
     "ToolContext": ("context", "ToolContext"),
     "ErrorCode": ("errors", "ErrorCode"),
@@ -36,6 +37,10 @@ _EXPORTS = {
     "version": ("guard", "version"),
     "hookimpl": ("hooks", "hookimpl"),
     "hookspec": ("hooks", "hookspec"),
+    "describe_invalid": ("invalid", "describe_invalid"),
+    "JournalEntry": ("journal_view", "JournalEntry"),
+    "JournalRecord": ("journal_view", "JournalRecord"),
+    "JournalView": ("journal_view", "JournalView"),
     "json_text": ("jsontext", "dumps"),
     "shown_name": ("names", "shown"),
     "protected_note": ("protected", "protected_note"),
@@ -48,6 +53,7 @@ _EXPORTS = {
     "Root": ("roots", "Root"),
     "RootSet": ("roots", "RootSet"),
     "ToolCall": ("runner", "ToolCall"),
+    "RootsView": ("roots", "RootsView"),
     "CREATES": ("tools", "CREATES"),
     "DESTRUCTIVE": ("tools", "DESTRUCTIVE"),
     "OVERWRITES": ("tools", "OVERWRITES"),
@@ -66,7 +72,7 @@ if TYPE_CHECKING:
     from .audit import note as audit_note
     from .budget import fair_shares, number_runs, truncate
     from .change import Change
-    from .config import options_error, plugin_options
+    from .config import Settings, options_error, plugin_options
     from .consent import Refusal
     from .context import ToolContext
     from .errors import ErrorCode, ToolError
@@ -76,11 +82,13 @@ if TYPE_CHECKING:
     from .globs import ExcludeGlobs, GlobFilter, compile_globs
     from .guard import ExpectedVersion, expect_version, version
     from .hooks import hookimpl, hookspec
+    from .invalid import describe_invalid
+    from .journal_view import JournalEntry, JournalRecord, JournalView
     from .jsontext import dumps as json_text
     from .names import shown as shown_name
     from .protected import lines_withheld, protected_note
     from .results import Blob, Text, ToolResult
-    from .roots import Access, ResolvedPath, Root, RootSet
+    from .roots import Access, ResolvedPath, Root, RootSet, RootsView
     from .runner import ToolCall
     from .tools import CREATES, DESTRUCTIVE, OVERWRITES, READ_ONLY, Annotations, Tool, ToolInput
 

@@ -10,9 +10,14 @@ from .errors import ErrorCode, ToolError
 from .protected import ProtectedNames
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from .change import Change
     from .config import Settings
     from .fs import FileSystem
+    from .journal import Journal
+    from .journal_view import JournalView
+    from .roots import ResolvedPath, RootsView
     from .results import ToolResult
     from .tools import Tool
 
@@ -21,17 +26,19 @@ ToolRunner = Callable[..., Awaitable["ToolResult | ToolError"]]
 
 
 class ToolContext:
-    """One call's context.
+    """One call's context: everything of the host a tool may use (docs/writing-plugins.md).
 
     ``fs`` is the only way a tool touches files: the host's file system bound to this call
     (:meth:`fsmcp.fs.FileSystem.for_call`), so that its primitives announce what they change to
-    ``change``, stop when the call is cancelled and count what a quick call opens. ``budget`` is the number of text characters
+    ``change``, stop when the call is cancelled and count what a quick call opens. ``roots`` is a
+    read-only view of the roots; ``set_workspace`` moves the workspace. ``budget`` is the number of text characters
     the result may carry. ``options`` is the tool's plugin section of the configuration.
     A long tool calls ``progress`` now and then and ``check_cancelled`` between steps.
     ``tools`` are the tools the server offers; ``run_tool`` calls one of them as a client
     would (validated arguments, the same errors), for tools that compose others.
-    ``change`` is what this call changes (shared with the call that runs this one, if any);
-    ``journal`` is the host's change journal (:class:`fsmcp.journal.Journal`), None when off.
+    ``change`` is what this call changes (shared with the call that runs this one, if any), for
+    the host; a tool speaks of it through ``hold``, ``declare_transactional`` and ``settle``.
+    ``journal`` is the host's change journal as this call sees it, None when off.
     ``protected(root)`` is what no tool may read or change under a root (a
     :class:`fsmcp.protected.ProtectedNames`); ``is_protected(path)`` asks it for one path. A tool
     that finds files itself (a search, an archive) leaves those out. ``unknown_tool(name)`` is
@@ -49,13 +56,13 @@ class ToolContext:
         run_tool: ToolRunner | None = None,
         budget: int | None = None,
         change: Change | None = None,
-        journal: Any = None,
+        journal: Journal | None = None,
         protected: Callable[[Any], ProtectedNames] | None = None,
         is_protected: Callable[[Any], bool] | None = None,
         unknown_tool: Callable[[str], str] | None = None,
     ):
         self.change = change
-        self.journal = journal
+        self._journal = journal
         self._protected = protected
         self._is_protected = is_protected
         self._unknown_tool = unknown_tool
@@ -78,6 +85,54 @@ class ToolContext:
                 self._loop = asyncio.get_running_loop()
             except RuntimeError:  # made outside the server (a direct call in a test): no client to tell
                 pass
+
+    @property
+    def roots(self) -> RootsView:
+        """The roots as this call's client sees them, read-only."""
+        from .roots import RootsView
+
+        return RootsView(self.fs.roots)
+
+    def set_workspace(self, raw: str) -> Path:
+        """Make ``raw``, a directory inside the usable roots, where this client's relative paths resolve.
+
+        Returns its real path. ``ACCESS_DENIED`` outside the roots, ``NOT_FOUND`` or
+        ``NOT_DIRECTORY`` when it is no directory.
+        """
+        return self.fs.roots.set_workspace(raw)
+
+    def hold(self, path: ResolvedPath) -> None:
+        """Hold ``path``'s lock from now until the call ends (in a tool that may change files).
+
+        For a tool that looks at a file before it changes it another way than by reading it
+        through ``fs`` (its size, its times): what it saw is what it changes, since another
+        change to the file waits for this call. ``fs`` holds what it reads and changes itself.
+        """
+        self.fs.guard.hold(path.path)
+
+    @property
+    def journal(self) -> JournalView | None:
+        """The host's change journal as this call sees it, None when the journal is off."""
+        if self._journal is None:
+            return None
+        from .journal_view import JournalView
+
+        return JournalView(self._journal, self.fs, self.fs.roots, self.change.session if self.change is not None else "")
+
+    def declare_transactional(self) -> None:
+        """Say this call's change is all or nothing: cut short by a crash, the next start rolls it
+        back from the journal instead of keeping what reached the disk (a transactional batch)."""
+        if self.change is not None:
+            self.change.transactional = True
+
+    def settle(self) -> None:
+        """Wait until no tool this call started through ``run_tool`` still runs.
+
+        A cancelled call's tool stops at its next check for cancellation; what it changed until
+        then belongs to this call, so a rollback waits for it (from a worker thread, never the loop).
+        """
+        if self.change is not None:
+            self.change.settle()
 
     def protected(self, root: Any) -> ProtectedNames:
         """The protected names under ``root`` (a :class:`fsmcp.Root`, or a root's real path)."""

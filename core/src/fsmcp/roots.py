@@ -321,6 +321,55 @@ class RootSet:
         return os.path.realpath(absolute)
 
 
+class RootsView:
+    """What a tool may know of the roots, read-only (``ctx.roots``); the host's :class:`RootSet` stays its own.
+
+    Each member answers for the current client's view, as :class:`RootSet` does.
+    """
+
+    __slots__ = ("_roots",)
+
+    def __init__(self, roots: RootSet):
+        self._roots = roots
+
+    @property
+    def operator(self) -> tuple[Root, ...]:
+        """The roots the operator configured, whatever a client's MCP roots narrowed them to."""
+        return tuple(self._roots.operator)
+
+    @property
+    def usable(self) -> tuple[Root, ...]:
+        """The roots this client may use: the operator's, narrowed by its MCP roots."""
+        return tuple(self._roots.roots)
+
+    @property
+    def workspace(self) -> Path:
+        """Where relative paths resolve: ``set_workspace``'s choice, else the first usable root."""
+        return self._roots.workspace
+
+    @property
+    def read_only(self) -> bool:
+        """The server runs with ``--read-only``: no root is writable."""
+        return self._roots.read_only
+
+    @property
+    def refusal(self) -> str | None:
+        """Why no path is usable for this client (its MCP roots and the operator's do not overlap), or None."""
+        return self._roots.view.refusal
+
+    def writable(self, root: Root) -> bool:
+        """Whether tools may change files under ``root`` (neither it nor the server is read-only)."""
+        return self._roots.writable(root)
+
+    def containing(self, real: Path) -> Root | None:
+        """The usable root holding the real path ``real`` (the deepest), or None."""
+        return self._roots.containing(real)
+
+    def operator_root(self, real: Path) -> Root | None:
+        """The operator's root holding the real path ``real`` (the deepest), or None."""
+        return self._roots.operator_root(real)
+
+
 def _containing(real: Path | str, roots: list[Root]) -> Root | None:
     # The deepest root holding it, so a nested root (say /a/b:ro inside /a) decides for its own
     # subtree: of the roots holding a path, the deepest has the longest text. Compared as

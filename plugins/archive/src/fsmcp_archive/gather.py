@@ -118,7 +118,7 @@ def _glob(ctx: ToolContext, pattern: str, progress: Progress) -> list[tuple[str,
     rest = "/".join(parts[magic_at:])
     # A leading "/" anchors the pattern to the walk's start: it matches whole relative paths.
     matcher = GlobFilter(["/" + rest])
-    workspace = ctx.fs.roots.workspace
+    workspace = ctx.roots.workspace
     matches: list[tuple[str, Entry]] = []
 
     def take(rel: str, entry: Entry) -> bool:

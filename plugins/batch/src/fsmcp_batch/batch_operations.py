@@ -18,8 +18,8 @@ if TYPE_CHECKING:
 
 async def batch_operations(args: BatchInput, ctx: ToolContext) -> ToolResult:
     run = Run(ctx, plan(args, ctx), transactional=args.transactional, parallel=args.parallel)
-    if args.transactional and ctx.change is not None:
-        ctx.change.transactional = True  # a crash midway: the next start rolls the batch back from the journal
+    if args.transactional:
+        ctx.declare_transactional()  # a crash midway: the next start rolls the batch back from the journal
     await run()
     result = report(run, ctx.budget)
     if run.transactional and run.stopped_at is not None:

@@ -11,8 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from fsmcp import ErrorCode, ToolError
-from fsmcp.invalid import describe_invalid
+from fsmcp import ErrorCode, ToolError, describe_invalid
 
 from . import touched
 

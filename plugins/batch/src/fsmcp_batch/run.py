@@ -138,9 +138,9 @@ class Run:
         self.rolled_back = True
 
     def _restore(self, settle: bool = False) -> list[str]:
-        if settle and self.ctx.change is not None:
+        if settle:
             # In this thread, not awaited before it: cancelled again, the rollback still waits.
-            self.ctx.change.settle()
+            self.ctx.settle()
         failures = []
         for step, snapshot in reversed(self.saved):
             try:

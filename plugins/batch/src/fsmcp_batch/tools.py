@@ -10,7 +10,7 @@ from fsmcp import DESTRUCTIVE, READ_ONLY, Tool
 from .models import BatchInput
 
 if TYPE_CHECKING:
-    from fsmcp.config import Settings
+    from fsmcp import Settings
 
 DESCRIPTION = """Several tool calls in one, in order, all checked first; the first failure stops the rest."""
 READ_ONLY_NOTE = " The server is read-only: every tool it offers only reads."

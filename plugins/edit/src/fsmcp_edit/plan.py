@@ -58,7 +58,7 @@ class Plan:
 def plan_edit(ctx: ToolContext, target: ResolvedPath, edits: Sequence[EditItem], *, keep_old: bool = False) -> Plan:
     """The edit worked out in memory. A big file is held as its text and the edited text,
     and briefly as its bytes; the new bytes are encoded piece by piece as they are written."""
-    ctx.fs.guard.hold(target.path)  # from the stamp to the write: another change to it waits for this one
+    ctx.hold(target)  # from the stamp to the write: another change to it waits for this one
     stamp = _stamp(ctx, target)
     old: bytes | None = ctx.fs.read_bytes(target)
     document = Document.decode(old, target)

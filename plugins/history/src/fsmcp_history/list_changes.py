@@ -7,25 +7,21 @@ from typing import TYPE_CHECKING, Any
 
 from fsmcp import Access, ToolResult
 
-from .journal import shown_paths, usable_journal, visible, when
+from .journal import shown_paths, usable_journal, when
 
 if TYPE_CHECKING:
-    from fsmcp import ToolContext
+    from fsmcp import JournalEntry, ToolContext
 
     from .models import ListChangesInput
-
-_INTERRUPTED = ("kept", "rolled back")
-"""What the journal's start did with a call cut short (``meta.json`` is read as untrusted input)."""
-
 
 def list_changes(args: ListChangesInput, ctx: ToolContext) -> ToolResult:
     journal = usable_journal(ctx)
     within = None if args.path is None else ctx.fs.resolve(args.path, Access.READ, follow_links=False).path
     found = []
-    for meta in journal.changes():
-        if not visible(ctx, meta) or (within is not None and not _touches(meta, within)):
+    for change in journal.changes():
+        if within is not None and not _touches(change, within):
             continue
-        found.append(_entry(meta, ctx))
+        found.append(_entry(change, journal.session))
         if len(found) == args.limit:
             break
     if not found:
@@ -35,25 +31,25 @@ def list_changes(args: ListChangesInput, ctx: ToolContext) -> ToolResult:
     return ToolResult.text("\n".join(lines), {"changes": found})
 
 
-def _touches(meta: dict[str, Any], within: Path) -> bool:
-    for p in [*meta["paths"], *(r["path"] for r in meta["records"])]:
+def _touches(change: JournalEntry, within: Path) -> bool:
+    for p in [*change.paths, *(r.path for r in change.records)]:
         path = Path(p)
         if path == within or path.is_relative_to(within) or within.is_relative_to(path):
             return True
     return False
 
 
-def _entry(meta: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+def _entry(change: JournalEntry, session: str) -> dict[str, Any]:
     return {
-        "id": meta["id"],
-        "time": when(meta["time"]),
-        "tool": meta["tool"],
-        "paths": meta["paths"] or [r["path"] for r in meta["records"]],
-        "undone": meta["undone"] is not None,
-        "undoable": not meta["reason"],
-        "undoes": meta.get("undoes"),
-        "interrupted": meta.get("interrupted") if meta.get("interrupted") in _INTERRUPTED else None,
-        "thisSession": meta["session"] == ctx.change.session,
+        "id": change.id,
+        "time": when(change.time),
+        "tool": change.tool,
+        "paths": list(change.paths) or [r.path for r in change.records],
+        "undone": change.undone is not None,
+        "undoable": change.undoable,
+        "undoes": change.undoes,
+        "interrupted": change.interrupted,
+        "thisSession": change.session == session,
     }
 
 

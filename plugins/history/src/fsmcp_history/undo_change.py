@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from fsmcp import ToolResult
 
-from .journal import shown_paths, usable_journal, visible, when
+from .journal import shown_paths, usable_journal, when
 
 if TYPE_CHECKING:
     from fsmcp import ToolContext
@@ -15,14 +15,13 @@ if TYPE_CHECKING:
 
 
 def undo_change(args: UndoChangeInput, ctx: ToolContext) -> ToolResult:
-    journal = usable_journal(ctx)
-    meta, paths = journal.undo(ctx.fs, args.id, args.force, lambda m: visible(ctx, m), ctx.change.session)
-    if meta.get("undoes"):
-        head = f"Change {meta['id']} (the undo of change {meta['undoes']}) undone: change {meta['undoes']} is back"
+    change, paths = usable_journal(ctx).undo(args.id, force=args.force)
+    if change.undoes:
+        head = f"Change {change.id} (the undo of change {change.undoes}) undone: change {change.undoes} is back"
     else:
-        head = f"Change {meta['id']} ({meta['tool']}, {when(meta['time'])}) undone"
+        head = f"Change {change.id} ({change.tool}, {when(change.time)}) undone"
     text = (
         f"{head}; {len(paths)} path{'s' if len(paths) != 1 else ''} restored: {shown_paths(paths)}. "
         "This undo is a change too: undoing it puts the change back."
     )
-    return ToolResult.text(text, {"id": meta["id"], "tool": meta["tool"], "paths": paths})
+    return ToolResult.text(text, {"id": change.id, "tool": change.tool, "paths": paths})

@@ -89,7 +89,7 @@ class Plan:
         if path is None:
             if not all(s.named for s in self.sections):
                 raise ToolError(ErrorCode.INVALID_PARAMS, f"this patch names no file (it has no {self.fmt.names}); pass path: the file to patch")
-            return str(self.fs.roots.workspace), None
+            return str(self.ctx.roots.workspace), None
         if self.fs.kind(path) == "directory":
             if not all(s.named for s in self.sections):
                 raise ToolError(ErrorCode.INVALID_PARAMS, f"this patch names no file, so path must name the file to patch, not the directory {path}")

@@ -13,9 +13,9 @@ if TYPE_CHECKING:
 
 
 def list_allowed_directories(args: NoInput, ctx: ToolContext) -> ToolResult:
-    roots = ctx.fs.roots
-    described = [(str(r.path), "read-write" if roots.writable(r) else "read-only") for r in roots.roots]
+    roots = ctx.roots
+    described = [(str(r.path), "read-write" if roots.writable(r) else "read-only") for r in roots.usable]
     text = "\n".join(f"{path} ({mode})" for path, mode in described) or (
-        roots.view.refusal or "(no directory is usable: the client's roots and the server's do not overlap)"
+        roots.refusal or "(no directory is usable: the client's roots and the server's do not overlap)"
     )
     return ToolResult.text(text, {"directories": [{"path": p, "access": m} for p, m in described]})

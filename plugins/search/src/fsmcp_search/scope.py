@@ -96,7 +96,7 @@ class Scope:
 def protected_globs(ctx: ToolContext, scope: Scope) -> list[str]:
     """ripgrep's exclusions for the protected files of every root the search reaches."""
     args: list[str] = []
-    for root in dict.fromkeys(ctx.fs.roots.operator_root(Path(p)) for p in [*scope.paths, *scope.files]):
+    for root in dict.fromkeys(ctx.roots.operator_root(Path(p)) for p in [*scope.paths, *scope.files]):
         if root is not None:
             args += ctx.protected(root).rg_globs()
     return args
@@ -121,7 +121,7 @@ def build(
     exclude_globs: list[str],
     include_ignored: bool,
 ) -> Scope:
-    anchor = directory(ctx, directory_raw if directory_raw is not None else str(ctx.fs.roots.workspace))
+    anchor = directory(ctx, directory_raw if directory_raw is not None else str(ctx.roots.workspace))
     scope = Scope(anchor, [anchor], None, Excludes(exclude_globs, anchor), include_ignored)
     if globs:
         scope.includes, scope.paths = [], []
@@ -194,7 +194,7 @@ def _named(ctx: ToolContext, scope: Scope, raw: str, path: str) -> str | None:
 
 def _roots_below(ctx: ToolContext, path: str) -> list[str]:
     lexical = os.path.normpath(path)
-    return [str(r.path) for r in ctx.fs.roots.roots if r.path.is_relative_to(lexical)]
+    return [str(r.path) for r in ctx.roots.usable if r.path.is_relative_to(lexical)]
 
 
 def _outermost(paths: list[str]) -> list[str]:

@@ -50,7 +50,7 @@ def _writable_by_clients(path: str, ctx: ToolContext) -> bool:
     # Every root the operator configured counts, not only this client's view of them: another
     # client (or this one, before it narrowed its roots) may have written there.
     real = Path(path).resolve()
-    return any(real == root.path or real.is_relative_to(root.path) for root in ctx.fs.roots.operator)
+    return any(real == root.path or real.is_relative_to(root.path) for root in ctx.roots.operator)
 
 
 def environment(options: ShellOptions, path: str) -> dict[str, str]:
@@ -66,7 +66,7 @@ def environment(options: ShellOptions, path: str) -> dict[str, str]:
 
 
 def working_directory(raw: str | None, access: Access, ctx: ToolContext) -> ResolvedPath:
-    where = ctx.fs.resolve(raw if raw is not None else str(ctx.fs.roots.workspace), access)
+    where = ctx.fs.resolve(raw if raw is not None else str(ctx.roots.workspace), access)
     kind = ctx.fs.kind(where)
     if kind is None:
         raise ToolError(ErrorCode.NOT_FOUND, f"working directory {where} does not exist; give an existing directory inside the roots")
@@ -97,4 +97,4 @@ def check_paths(values: Iterable[str], cwd: ResolvedPath, access: Access, ctx: T
 
 
 def why_read_only(cwd: ResolvedPath, ctx: ToolContext) -> str:
-    return "the server runs with --read-only" if ctx.fs.roots.read_only else f"{cwd.root.path} is a read-only root"
+    return "the server runs with --read-only" if ctx.roots.read_only else f"{cwd.root.path} is a read-only root"

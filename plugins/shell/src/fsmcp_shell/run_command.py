@@ -75,7 +75,7 @@ def _cwd(raw: str | None, read_only: bool, command: str, options: ShellOptions, 
     cwd = working_directory(raw, Access.READ, ctx)
     if read_only:
         return cwd
-    if not ctx.fs.roots.writable(cwd.root):
+    if not ctx.roots.writable(cwd.root):
         usable = sorted(c for c in options.allow if options.is_read_only(c))
         raise ToolError(
             ErrorCode.READ_ONLY,
@@ -106,7 +106,7 @@ async def _has_sandbox(ctx: ToolContext, program: str, env: dict[str, str]) -> b
     Only a finished answer is kept: a probe cut short by a slow machine is asked again next time.
     """
     if program not in _sandbox_support:
-        cwd = str(ctx.fs.roots.workspace)
+        cwd = str(ctx.roots.workspace)
         try:
             with anyio.fail_after(_PROBE_SECONDS):
                 probe = await start_program(

@@ -16,7 +16,7 @@ SHELL = "/bin/sh"
 async def run_shell(args: RunShellInput, ctx: ToolContext) -> ToolResult:
     options = ShellOptions.load(ctx.options)
     cwd = working_directory(args.working_directory, Access.READ, ctx)
-    if not ctx.fs.roots.writable(cwd.root):
+    if not ctx.roots.writable(cwd.root):
         raise ToolError(ErrorCode.READ_ONLY, f"run_shell can change anything, and {why_read_only(cwd, ctx)}; use run_command with a read-only command")
     timeout = checked_timeout(args.timeout, options)
     env = environment(options, search_path(options, ctx))

@@ -13,7 +13,7 @@ from .place import not_installed, operator_path
 from .specs import SPECS
 
 if TYPE_CHECKING:
-    from fsmcp.config import Settings
+    from fsmcp import Settings
 
 _OUTPUT = "A non-zero exit is a result."
 

@@ -8,5 +8,5 @@ from .models import SetWorkspaceInput
 
 
 def set_workspace(args: SetWorkspaceInput, ctx: ToolContext) -> ToolResult:
-    path = ctx.fs.roots.set_workspace(args.path)
+    path = ctx.set_workspace(args.path)
     return ToolResult.text(f"Successfully set workspace root to: {path}", {"workspace": str(path)})
