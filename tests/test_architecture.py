@@ -1,17 +1,21 @@
 """The rules that keep the host small and the plugins thin, checked on the source itself."""
 
 import ast
+import dataclasses
 import inspect
+import re
 from pathlib import Path
 
 import pytest
 
+import fsmcp
 from fsmcp import hookspecs
 
 REPO = Path(__file__).resolve().parent.parent
 PLUGIN_SOURCES = sorted(
     p for p in [*REPO.glob("plugins/*/src/**/*.py"), *REPO.glob("plugin-template/src/**/*.py")]
 )
+TEMPLATE_TESTS = sorted([*REPO.glob("plugin-template/tests/**/*.py"), *REPO.glob("core/src/fsmcp/plugin_template/tests/**/*.py")])
 
 # Calls that touch the file system by name. A plugin goes through ctx.fs instead, so that the
 # path policy runs for every access and confinement can be tightened in one place.
@@ -79,3 +83,148 @@ def test_every_hook_spec_is_documented():
         if name.startswith("fsmcp_"):
             assert spec.__doc__, f"{name} has no docstring"
             assert f"{name}(" in docs, f"docs/hooks.md has no section for {name}"
+
+
+# -- the plugin API: what a plugin may import and reach ------------------------------------------
+
+
+def documented_surface() -> dict[str, set[str]]:
+    """The members docs/writing-plugins.md documents, by receiver: ``ctx``, ``ctx.fs``,
+    ``ctx.roots``, ``ctx.journal`` and a journal entry. What a plugin may use is what is written there."""
+    surface: dict[str, set[str]] = {"ctx": set(), "ctx.fs": set(), "ctx.roots": set(), "ctx.journal": set()}
+    section = ""
+    for line in (REPO / "docs" / "writing-plugins.md").read_text().splitlines():
+        if line.startswith("#"):
+            section = line
+        if not line.startswith("| `"):
+            continue
+        cell = line.split("|")[1]
+        if section.startswith("## 5. `ToolContext`") or section.startswith("### The roots") or section.startswith("### The journal"):
+            for receiver, name in re.findall(r"(ctx(?:\.roots|\.journal)?)\.([a-z_]+)", cell):
+                surface[receiver].add(name)
+        elif section.startswith("### The file system"):
+            surface["ctx.fs"].add(re.match(r"\| `([a-z_]+)", line).group(1))
+    return surface
+
+
+def _chain(node: ast.AST) -> list[str] | None:
+    """``a.b.c`` as ``["a", "b", "c"]``; None for anything but names and attributes."""
+    names = []
+    while isinstance(node, ast.Attribute):
+        names.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    names.append(node.id)
+    return names[::-1]
+
+
+def api_breaches(source: str, *, tests: bool = False) -> list[str]:
+    """Imports of anything but ``fsmcp``'s public names (``fsmcp.testing`` too in tests), and
+    members of the call's context or file system that docs/writing-plugins.md does not document."""
+    surface = documented_surface()
+    public = set(fsmcp.__all__)
+    allowed = {"fsmcp.testing"} if tests else set()
+    found = []
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("fsmcp.") and alias.name not in allowed:
+                    found.append(f"line {node.lineno}: import {alias.name} (import from fsmcp itself)")
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module is not None:
+            if node.module.startswith("fsmcp.") and node.module not in allowed:
+                found.append(f"line {node.lineno}: from {node.module} import ... (import from fsmcp itself)")
+            elif node.module == "fsmcp":
+                for alias in node.names:
+                    if alias.name not in public:
+                        found.append(f"line {node.lineno}: from fsmcp import {alias.name} (not in fsmcp.__all__)")
+    # The outermost chain of each attribute access: ctx.fs.roots.workspace, not also ctx.fs.roots.
+    inner = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Attribute) or id(node) in inner:
+            continue
+        chain = _chain(node)
+        if chain is None:
+            continue
+        if chain[0] == "fsmcp" and chain[1] not in public:
+            found.append(f"line {node.lineno}: {'.'.join(chain)} (fsmcp.{chain[1]} is not in fsmcp.__all__)")
+            continue
+        # ctx, self.ctx, run.ctx: the call's context; fs, self.fs: a file system a helper was handed.
+        for i, name in enumerate(chain):
+            rest = chain[i + 1 :]
+            if name == "ctx" and rest:
+                where = "ctx"
+                if rest[0] in ("fs", "roots", "journal") and len(rest) > 1:
+                    where, rest = f"ctx.{rest[0]}", rest[1:]
+            elif name == "fs" and rest and (i > 0 or chain[0] == "fs") and not (i > 0 and chain[i - 1] == "ctx"):
+                where = "ctx.fs"
+            else:
+                continue
+            # The host's insides, documented once as if they were the API: named here, so they stay out.
+            if rest[0] not in surface[where] or (where == "ctx.fs" and rest[0] in ("roots", "guard")):
+                found.append(f"line {node.lineno}: {'.'.join(chain)} ({where}.{rest[0]} is not the documented plugin API)")
+            break
+    return found
+
+
+@pytest.mark.parametrize("source", PLUGIN_SOURCES + TEMPLATE_TESTS, ids=lambda p: str(p.relative_to(REPO)))
+def test_plugins_use_only_the_documented_plugin_api(source):
+    assert api_breaches(source.read_text(), tests=source in TEMPLATE_TESTS) == []
+
+
+def test_the_api_checker_catches_what_it_should():
+    bad = """
+import fsmcp.fs
+from fsmcp.config import Settings
+from fsmcp import invalid, ToolError
+if TYPE_CHECKING:
+    from fsmcp.journal import Journal
+ctx.fs.roots.workspace
+ctx.fs.guard.hold(p)
+self.ctx.fs.roots.set_workspace(raw)
+self.fs.confinement
+fs.roots.operator
+ctx.change.settle()
+ctx.journal.changes_as_dicts()
+ctx.roots.set_workspace(raw)
+ctx.fs.resolve(raw)
+ctx.budget
+fsmcp.current.QUICK_BYTES
+fsmcp.truncate(text, 10, "")
+"""
+    found = api_breaches(bad)
+    assert len(found) == 13, found
+    assert api_breaches("from fsmcp.testing import connect\n", tests=True) == []
+    assert len(api_breaches("from fsmcp.testing import connect\n")) == 1
+
+
+# What ToolContext carries for the host that runs the call (the change it announces paths to,
+# the cancellation it marks, the bytes a quick call read): no tool has a use for it.
+HOST_SIDE = {"change", "running", "done", "cancel", "loop_bytes"}
+
+
+def _public_members(cls: type) -> set[str]:
+    """A class's public methods and properties, and the public attributes its ``__init__`` sets."""
+    names = {n for n in dir(cls) if not n.startswith("_")}
+    init = ast.parse(inspect.getsource(cls))
+    for node in ast.walk(init):
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and ast.unparse(node.value) == "self":
+            if not node.attr.startswith("_"):
+                names.add(node.attr)
+    return names
+
+
+def test_the_documented_plugin_api_is_the_context_no_more_no_less():
+    surface = documented_surface()
+    assert _public_members(fsmcp.ToolContext) - HOST_SIDE == surface["ctx"]
+    assert _public_members(fsmcp.RootsView) == surface["ctx.roots"]
+    assert _public_members(fsmcp.JournalView) == surface["ctx.journal"]
+    # Every primitive documented is one the file system has (it has more, for the host).
+    assert surface["ctx.fs"] <= _public_members(fsmcp.FileSystem)
+    docs = (REPO / "docs" / "writing-plugins.md").read_text()
+    for record in (fsmcp.JournalEntry, fsmcp.JournalRecord):
+        fields = [f.name for f in dataclasses.fields(record)]
+        assert f"`{record.__name__}({', '.join(fields)})`" in docs
+        for extra in _public_members(record) - set(fields):
+            assert f"`{extra}`" in docs, f"{record.__name__}.{extra} is not in docs/writing-plugins.md"
