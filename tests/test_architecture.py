@@ -15,7 +15,7 @@ REPO = Path(__file__).resolve().parent.parent
 PLUGIN_SOURCES = sorted(
     p for p in [*REPO.glob("plugins/*/src/**/*.py"), *REPO.glob("plugin-template/src/**/*.py")]
 )
-TEMPLATE_TESTS = sorted([*REPO.glob("plugin-template/tests/**/*.py"), *REPO.glob("core/src/fsmcp/plugin_template/tests/**/*.py")])
+TEMPLATE_TESTS = sorted([*REPO.glob("plugin-template/tests/**/*.py")])
 
 # Calls that touch the file system by name. A plugin goes through ctx.fs instead, so that the
 # path policy runs for every access and confinement can be tightened in one place.

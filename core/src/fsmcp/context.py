@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from .errors import ErrorCode, ToolError
 from .protected import ProtectedNames
+from .roots import RootsView
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -17,7 +19,7 @@ if TYPE_CHECKING:
     from .fs import FileSystem
     from .journal import Journal
     from .journal_view import JournalView
-    from .roots import ResolvedPath, RootsView
+    from .roots import ResolvedPath
     from .results import ToolResult
     from .tools import Tool
 
@@ -86,11 +88,9 @@ class ToolContext:
             except RuntimeError:  # made outside the server (a direct call in a test): no client to tell
                 pass
 
-    @property
+    @cached_property
     def roots(self) -> RootsView:
         """The roots as this call's client sees them, read-only."""
-        from .roots import RootsView
-
         return RootsView(self.fs.roots)
 
     def set_workspace(self, raw: str) -> Path:
