@@ -30,7 +30,8 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from .config import Settings
 from .server import build_server
 from .stdio import STOP_GRACE
-from .wire import TOO_DEEP, max_message_bytes, too_deep
+from .jsontext import TOO_DEEP, too_deep
+from .wire import max_message_bytes
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Message, Receive, Scope, Send

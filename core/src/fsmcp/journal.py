@@ -44,7 +44,7 @@ from .fs import FileSystem, kind_of
 from .journal_place import JOURNAL as NAME, journal_dir
 from .hooks import hookimpl
 from .roots import Access, ResolvedPath
-from .wire import too_deep
+from .jsontext import too_deep
 
 UNDO_TOOL = "undo_change"
 log = logging.getLogger("fsmcp.journal")

@@ -32,7 +32,8 @@ from . import __version__, shapes
 from .client_roots import ClientRoots
 from .consent import Consent, call_digest, elicits_forms, form
 from .errors import OffLoop
-from .wire import TOO_DEEP, TOO_LONG, PipeWire, Wire, max_message_bytes, too_deep, too_long
+from .jsontext import TOO_DEEP, too_deep
+from .wire import TOO_LONG, PipeWire, Wire, max_message_bytes, too_long
 from .workers import WORKERS
 
 if TYPE_CHECKING:

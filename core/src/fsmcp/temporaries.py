@@ -36,7 +36,7 @@ from typing import Any
 
 from . import dirfd
 from .journal_place import private_dir
-from .wire import too_deep
+from .jsontext import too_deep
 
 log = logging.getLogger("fsmcp.temporaries")
 

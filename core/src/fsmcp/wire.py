@@ -35,42 +35,6 @@ def too_long(limit: int) -> str:
     )
 
 
-MAX_NESTING = 64
-"""The deepest arrays and objects may nest in a message. No request of this protocol nests a
-tenth as deep; the parsers and the code that walks a message recurse once a level, and the
-standard library's parser (the fallback for what orjson refuses) ends the process past ~1,000."""
-
-TOO_DEEP = f"Parse error: arrays and objects nested deeper than {MAX_NESTING} levels (or brackets that do not pair); send at most {MAX_NESTING} levels"
-
-_NOT_STRUCTURE = bytes(sorted(set(range(256)) - set(b'[]{}"')))
-
-
-def too_deep(data: bytes) -> bool:
-    """Whether ``data`` nests arrays and objects deeper than :data:`MAX_NESTING`, found before any
-    parser sees it. Brackets inside strings do not count; a message with few brackets at all (nearly
-    every one) is let through after two counts."""
-    if data.count(b"[") + data.count(b"{") <= MAX_NESTING:
-        return False
-    # Outside strings valid JSON has no backslash, and inside them \\ and \" are the only escapes
-    # that hide a quote: without them, the quotes left alternate opening and closing strings.
-    if b"\\" in data:
-        data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
-    structure = b"".join(data.translate(None, _NOT_STRUCTURE).split(b'"')[0::2])
-    if len(structure) <= MAX_NESTING:
-        return False
-    depth = 0
-    for byte in structure:
-        if byte in b"[{":
-            depth += 1
-            if depth > MAX_NESTING:
-                return True
-        else:
-            depth -= 1
-            if depth < 0:
-                return True
-    return False
-
-
 READ_BYTES = 1 << 16
 """The most read from stdin at once."""
 
