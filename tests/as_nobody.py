@@ -36,15 +36,24 @@ def _shim() -> str:
         os.makedirs(f"{top}/bin", exist_ok=True)
         site = f"{top}/lib/python{sys.version_info.major}.{sys.version_info.minor}/site-packages"
         os.makedirs(site, exist_ok=True)
-        with open(f"{top}/pyvenv.cfg", "w") as f:
-            f.write(f"home = {os.path.dirname(SYSTEM)}\ninclude-system-site-packages = false\n")
-        with open(f"{site}/environment.pth", "w") as f:
-            f.write(f"import site; site.addsitedir({packages!r})\n")
-        os.symlink(SYSTEM, python + ".new")
-        os.replace(python + ".new", python)
+        _place(f"{top}/pyvenv.cfg", f"home = {os.path.dirname(SYSTEM)}\ninclude-system-site-packages = false\n")
+        _place(f"{site}/environment.pth", f"import site; site.addsitedir({packages!r})\n")
         for dirpath, _, _ in os.walk(top):
             os.chmod(dirpath, 0o755)
+        new = f"{python}.{os.getpid()}"
+        os.symlink(SYSTEM, new)
+        os.replace(new, python)  # last: the interpreter there means the rest is in place
     return python
+
+
+def _place(path: str, text: str) -> None:
+    # Written aside, then renamed: test processes running at once (pytest-xdist's workers) may
+    # build the shim together, and none may read a file another is halfway through writing.
+    new = f"{path}.{os.getpid()}"
+    with open(new, "w") as f:
+        f.write(text)
+    os.chmod(new, 0o644)
+    os.replace(new, path)
 
 
 if __name__ == "__main__":

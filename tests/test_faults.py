@@ -25,7 +25,7 @@ import pytest
 import fsmcp.fs
 from fsmcp.testing import RawStdio, connect, host_for, text_of
 
-TIMEOUT = 20
+TIMEOUT = 60  # a bound for a loaded machine (tests in parallel): the waits end at the event, not the bound
 EXIT_BOUND = 10
 """Seconds a server has to exit once its client is gone: a loaded machine's margin over the
 second or two it takes, and far less than the reading of a tebibyte of holes it abandons."""

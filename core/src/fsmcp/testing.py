@@ -139,7 +139,9 @@ def http_url(process: subprocess.Popen[bytes], errors: Path) -> str:
 
     Printed once the socket listens: a request sent from then on waits for the app, never fails.
     """
-    for _ in range(600):  # bounded by count: 30 s at most, however slow the machine
+    # Bounded by count, 120 s at most: a start takes a second on a quiet machine, and fifteen on
+    # one with pytest-xdist's workers and more beside them on two cores; the wait ends at the line.
+    for _ in range(2400):
         found = re.search(r"over HTTP at (http://\S+)", errors.read_text())
         if found:
             return found.group(1)
