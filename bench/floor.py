@@ -117,10 +117,10 @@ def serve(root: str, guarded: bool) -> None:
 def guarded_calls(root: str) -> tuple:
     """``get_file_info`` and ``read_file`` through fsmcp's path layer, as the read plugin's tools use it."""
     from fsmcp import Access, ToolResult, kind_of, version
-    from fsmcp.config import build_settings
-    from fsmcp.defaults.text_format import structured
-    from fsmcp.guard import Session, in_session
-    from fsmcp.host import Host
+    from fsmcp.api.config import build_settings
+    from fsmcp.builtin.text_format import structured
+    from fsmcp.paths.guard import Session, in_session
+    from fsmcp.run.host import Host
     from fsmcp_read.get_file_info import iso
 
     host = Host.start(build_settings({}, {"roots": [root]}))

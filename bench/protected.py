@@ -21,9 +21,9 @@ import anyio
 from common import BENCH, fsmcp_params, interleaved, median, print_table, ratio, session
 from programs import _call
 
-from fsmcp import masks
-from fsmcp.defaults.secrets import DEFAULT_GLOBS
-from fsmcp.protected import ProtectedNames
+from fsmcp.sandbox import masks
+from fsmcp.builtin.secrets import DEFAULT_GLOBS
+from fsmcp.paths.protected import ProtectedNames
 
 FIXTURES = BENCH / ".fixtures" / "protected-2"
 SIZES = (20_000, 200_000)

@@ -40,9 +40,9 @@ ORDER = [
     "fsmcp.paths",
     "fsmcp.journal",
     "fsmcp.sandbox",
-    "fsmcp.runner",
-    "fsmcp.defaults",
-    "fsmcp.serving",
+    "fsmcp.builtin",
+    "fsmcp.run",
+    "fsmcp.serve",
     "fsmcp.cli",
     "fsmcp",
 ]
@@ -289,7 +289,7 @@ def trace() -> None:
         plugin_modules = sorted({m for m in seen if m.startswith("fsmcp_")})
         pairs = [(a, b) for a, b in zip(seen, seen[1:]) if a != b]
         crossings = sum(1 for a, b in pairs if a.startswith("fsmcp_") != b.startswith("fsmcp_"))
-        into_host = sum(1 for _, b in pairs if b == "fsmcp.host")
+        into_host = sum(1 for _, b in pairs if b == "fsmcp.run.host")
         print(f"{name:<12}{len(host_modules):>14}{len(plugin_modules):>16}{len(pairs):>7}{crossings:>15}{into_host:>19}")
         lists.append((name, host_modules, plugin_modules))
     sys.setprofile(None)

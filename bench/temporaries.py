@@ -19,7 +19,7 @@ from pathlib import Path
 import anyio
 from common import median, print_table, ratio
 
-from fsmcp import temporaries
+from fsmcp.paths import temporaries
 from fsmcp.testing import host_for
 
 

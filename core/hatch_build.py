@@ -5,7 +5,7 @@ so hatch's own file selection never sees it. This hook puts it into the sdist at
 ``src/fsmcp/plugin_template`` and into the wheel at ``fsmcp/plugin_template``, where
 ``fsmcp new-plugin`` finds it once installed. A wheel built from the unpacked sdist (as ``uv
 build`` and package indexes do) finds it already in the package, where no ``../plugin-template``
-exists; an editable install renders the repository's copy (``fsmcp.scaffold.template_dir``).
+exists; an editable install renders the repository's copy (``fsmcp.cli.scaffold.template_dir``).
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import fsmcp
-from fsmcp import hookspecs
+from fsmcp.api import hookspecs
 
 REPO = Path(__file__).resolve().parent.parent
 PLUGIN_SOURCES = sorted(
@@ -175,11 +175,11 @@ def test_plugins_use_only_the_documented_plugin_api(source):
 
 def test_the_api_checker_catches_what_it_should():
     bad = """
-import fsmcp.fs
-from fsmcp.config import Settings
+import fsmcp.paths.fs
+from fsmcp.api.config import Settings
 from fsmcp import invalid, ToolError
 if TYPE_CHECKING:
-    from fsmcp.journal import Journal
+    from fsmcp.journal.record import Journal
 ctx.fs.roots.workspace
 ctx.fs.guard.hold(p)
 self.ctx.fs.roots.set_workspace(raw)
@@ -228,3 +228,63 @@ def test_the_documented_plugin_api_is_the_context_no_more_no_less():
         assert f"`{record.__name__}({', '.join(fields)})`" in docs
         for extra in _public_members(record) - set(fields):
             assert f"`{extra}`" in docs, f"{record.__name__}.{extra} is not in docs/writing-plugins.md"
+
+
+# The host's sub-packages from the bottom up (docs/architecture.md): a module imports from its own
+# sub-package and those below it, never from one above, so each can be read without the ones on
+# top. Imports under TYPE_CHECKING are for annotations only and do not count.
+HOST_LAYERS = ["api", "paths", "journal", "sandbox", "builtin", "run", "serve", "cli"]
+HOST = REPO / "core/src/fsmcp"
+
+
+def _runtime_imports(path: Path, host: Path) -> list[str]:
+    """The fsmcp modules a host module imports at run time, as dotted names under ``fsmcp``."""
+    tree = ast.parse(path.read_text())
+    typing_only = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test) for n in ast.walk(node)}
+    here = list(path.relative_to(host).with_suffix("").parts)
+    package = here if here[-1] == "__init__" else here[:-1]
+    package = [p for p in package if p != "__init__"]
+    found = []
+    for node in ast.walk(tree):
+        if id(node) in typing_only or not isinstance(node, ast.ImportFrom):
+            continue
+        if node.level:
+            base = package[: len(package) - (node.level - 1)] if node.level > 1 else package
+            target = ".".join([*base, *([node.module] if node.module else [])])
+        elif node.module and node.module.startswith("fsmcp"):
+            target = node.module.removeprefix("fsmcp").lstrip(".")
+        else:
+            continue
+        found += [f"{target}.{a.name}".strip(".") if not node.module and node.level else target for a in node.names]
+    return found
+
+
+def _layer_breaches(files: list[Path], host: Path = HOST) -> list[str]:
+    breaches = []
+    for path in files:
+        mine = path.relative_to(host).parts[0]
+        if mine not in HOST_LAYERS:
+            continue  # the facade (__init__, __main__) and fsmcp.testing sit on top of everything
+        for target in _runtime_imports(path, host):
+            theirs = target.split(".")[0]
+            if not target or theirs not in HOST_LAYERS and theirs in {"__init__", ""}:
+                breaches.append(f"{path.relative_to(host)} imports the facade fsmcp")
+            elif theirs in HOST_LAYERS and HOST_LAYERS.index(theirs) > HOST_LAYERS.index(mine):
+                breaches.append(f"{path.relative_to(host)} ({mine}) imports fsmcp.{target} ({theirs}, above it)")
+    return breaches
+
+
+def test_the_host_packages_import_only_downwards():
+    files = sorted(HOST.rglob("*.py"))
+    assert {p.relative_to(HOST).parts[0] for p in files if len(p.relative_to(HOST).parts) > 1} - {"__pycache__"} == set(HOST_LAYERS)
+    assert _layer_breaches(files) == []
+
+
+def test_the_layer_checker_catches_an_import_upwards(tmp_path):
+    fake = tmp_path / "fsmcp"
+    (fake / "paths").mkdir(parents=True)
+    (fake / "paths" / "fs.py").write_text(
+        "from typing import TYPE_CHECKING\nfrom ..api.errors import ToolError\nfrom ..run import host\n"
+        "if TYPE_CHECKING:\n    from ..serve.stdio import Wire\n"
+    )
+    assert _layer_breaches([fake / "paths" / "fs.py"], fake) == ["paths/fs.py (paths) imports fsmcp.run (run, above it)"]

@@ -16,7 +16,7 @@ import pytest
 import fsmcp_edit.hooks
 import fsmcp_read.hooks
 import fsmcp_wordcount.hooks
-from fsmcp.fs import FileSystem
+from fsmcp.paths.fs import FileSystem
 from fsmcp.testing import connect, host_for
 
 ENTRIES = 4000
@@ -122,11 +122,11 @@ async def test_cancelled_word_count_stops(tree, mode):
 
 @pytest.mark.anyio
 async def test_a_cancelled_tree_copy_stops_and_leaves_nothing(tree, monkeypatch):
-    import fsmcp.dirfd
+    import fsmcp.paths.dirfd
     import fsmcp_write.hooks
 
     copied = []
-    real_copy_leaf = fsmcp.dirfd._copy_leaf  # each file of the tree, one at a time
+    real_copy_leaf = fsmcp.paths.dirfd._copy_leaf  # each file of the tree, one at a time
 
     def slow_copy_leaf(*args):
         time.sleep(DELAY)

@@ -8,9 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from fsmcp import catalog
-from fsmcp.config import Settings
-from fsmcp.roots import RootSet
+from fsmcp.run import catalog
+from fsmcp.api.config import Settings
+from fsmcp.paths.roots import RootSet
 
 HELLO = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}
 
@@ -44,8 +44,8 @@ def test_a_second_start_answers_from_the_cache_without_loading_a_plugin(root, tm
     assert second[1]["result"] == first[1]["result"]
     assert second[0]["result"] == first[0]["result"]  # the instructions too
     imported = {line.rsplit("|", 1)[-1].strip() for line in stderr.splitlines() if line.startswith("import time:")}
-    assert "fsmcp.cli" in imported
-    assert not {"pydantic", "anyio", "fsmcp_read", "fsmcp.host"} & imported
+    assert "fsmcp.cli.commands" in imported
+    assert not {"pydantic", "anyio", "fsmcp_read", "fsmcp.run.host"} & imported
 
 
 def test_a_call_after_a_start_from_the_cache_runs_the_real_tool(root, tmp_path):

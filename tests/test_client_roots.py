@@ -14,7 +14,7 @@ from mcp import MCPDeprecationWarning, types
 from pydantic import ValidationError
 
 from fsmcp import Access, ErrorCode, Root, ToolError
-from fsmcp.roots import RootSet, root_path
+from fsmcp.paths.roots import RootSet, root_path
 from fsmcp.testing import connect, host_for, serve_stdio, text_of
 
 PLUGINS = [("read", fsmcp_read.hooks), ("write", fsmcp_write.hooks), ("workspace", fsmcp_workspace.hooks)]

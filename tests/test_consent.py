@@ -15,7 +15,7 @@ import pytest
 from mcp import types
 
 from fsmcp import Access, Refusal
-from fsmcp.defaults.secrets import refusal
+from fsmcp.builtin.secrets import refusal
 from fsmcp.testing import serve_stdio, text_of
 
 SECRET = "TOKEN=s3cret-c0ns3nt"
@@ -372,8 +372,8 @@ def test_a_program_reads_the_file_allowed_never_one_swapped_in_at_its_path(tmp_p
     asked about is granted by its inode, so a swap after the server's check, before or after the
     ruleset is built, shows the program nothing (the control, unpinned, shows it prod's file when
     the swap comes before the ruleset: the rules, on inodes, hold after)."""
-    from fsmcp import landlock, masks, programs
-    from fsmcp.consent import identity
+    from fsmcp.sandbox import landlock, masks, programs
+    from fsmcp.paths.consent import identity
 
     top = (tmp_path / "root").resolve()
     for name in ("sample", "prod"):

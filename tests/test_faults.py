@@ -22,7 +22,7 @@ import anyio
 import fsmcp_write.hooks
 import pytest
 
-import fsmcp.fs
+import fsmcp.paths.fs
 from fsmcp.testing import RawStdio, connect, host_for, text_of
 
 TIMEOUT = 60  # a bound for a loaded machine (tests in parallel): the waits end at the event, not the bound
@@ -274,7 +274,7 @@ async def test_injected_enospc_midway_through_a_write(root, monkeypatch):
 
     host = host_for([root], [("write", fsmcp_write.hooks)])
     async with connect(host) as client:
-        monkeypatch.setattr(fsmcp.fs.os, "write", filling)
+        monkeypatch.setattr(fsmcp.paths.fs.os, "write", filling)
         result = await client.call_tool("write_file", {"path": "keep.txt", "content": "n" * 3_000_000})
         monkeypatch.undo()
         assert result.is_error and "no space left" in text_of(result)
@@ -355,7 +355,7 @@ async def test_a_write_cancelled_midway_leaves_no_half_file(root):
 STUCK_SERVER = """
 import sys
 import fsmcp_wordcount.tools
-from fsmcp.cli import main
+from fsmcp.cli.commands import main
 
 def stuck(args, ctx):  # a call that never checks for cancellation (a read that does not return)
     __import__("time").sleep(3600)  # the code runs among the tool module's globals

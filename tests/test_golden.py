@@ -58,7 +58,7 @@ import pytest
 from mcp import Client, types
 from mcp.shared.message import SessionMessage
 
-from fsmcp import landlock
+from fsmcp.sandbox import landlock
 from fsmcp.testing import text_of
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "answers.json"

@@ -7,8 +7,8 @@ import pytest
 from mcp import types
 
 from fsmcp import Access, DESTRUCTIVE, ErrorCode, READ_ONLY, Text, Tool, ToolError, ToolInput, ToolResult, hookimpl, truncate
-from fsmcp.config import ConfigError, build_settings, load_toml
-from fsmcp.host import HostError
+from fsmcp.api.config import ConfigError, build_settings, load_toml
+from fsmcp.run.host import HostError
 from fsmcp.testing import connect, host_for, text_of
 
 

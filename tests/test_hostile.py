@@ -11,9 +11,9 @@ from pathlib import Path
 import anyio
 import pytest
 
-from fsmcp import dirfd
+from fsmcp.paths import dirfd
 from fsmcp.testing import ToolCalls, serve_stdio
-from fsmcp.wire import encode
+from fsmcp.serve.wire import encode
 from mcp import types
 
 pytestmark = pytest.mark.anyio

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pluggy
 import pytest
 
-from fsmcp.hotcalls import HotHook
+from fsmcp.run.hotcalls import HotHook
 
 spec = pluggy.HookspecMarker("hot")
 impl = pluggy.HookimplMarker("hot")

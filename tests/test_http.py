@@ -21,7 +21,7 @@ from mcp import Client, types
 from mcp.client.streamable_http import streamable_http_client
 
 from fsmcp import Access
-from fsmcp.defaults.secrets import refusal
+from fsmcp.builtin.secrets import refusal
 from fsmcp.testing import http_url, text_of
 
 TOKEN = "correct-horse-battery-staple-42"

@@ -93,7 +93,7 @@ def test_the_tests_never_write_the_real_state_directory():
 
 @pytest.mark.anyio
 async def test_a_directory_swapped_for_a_link_after_the_check_gets_nothing_written_outside(root: Path, tmp_path: Path, monkeypatch):
-    from fsmcp import restore
+    from fsmcp.paths import restore
 
     outside = tmp_path / "outside"
     outside.mkdir()
@@ -121,7 +121,7 @@ async def test_a_directory_swapped_for_a_link_after_the_check_gets_nothing_writt
 
 @pytest.mark.parametrize("setting", [{"journal_max_bytes": 0}, {"journal_max_changes": "many"}, {"journal": 3}])
 def test_a_bad_journal_setting_stops_the_start(setting):
-    from fsmcp.config import ConfigError, build_settings
+    from fsmcp.api.config import ConfigError, build_settings
 
     with pytest.raises(ConfigError, match="journal"):
         build_settings(setting, {})

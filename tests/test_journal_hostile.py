@@ -21,9 +21,9 @@ from pathlib import Path
 
 import anyio
 import pytest
-from fsmcp import restore
-from fsmcp.journal import Journal
-from fsmcp.roots import Access, ResolvedPath, Root
+from fsmcp.paths import restore
+from fsmcp.journal.record import Journal
+from fsmcp.paths.roots import Access, ResolvedPath, Root
 from fsmcp.testing import ToolCalls, serve_stdio, tree_of
 
 pytestmark = pytest.mark.anyio
@@ -272,7 +272,7 @@ def fsmcp_as(user: str, args: list[str], env: dict[str, str]) -> subprocess.Comp
     the same version (the tests' own may lie where that user cannot read)."""
     import sysconfig
 
-    code = f"import site, sys; site.addsitedir({sysconfig.get_paths()['purelib']!r}); from fsmcp.cli import main; sys.exit(main(sys.argv[1:]))"
+    code = f"import site, sys; site.addsitedir({sysconfig.get_paths()['purelib']!r}); from fsmcp.cli.commands import main; sys.exit(main(sys.argv[1:]))"
     clean = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     return subprocess.run(
         ["setpriv", f"--reuid={user}", f"--regid={pwd.getpwnam(user).pw_gid}", "--clear-groups", SYSTEM_PYTHON, "-c", code, *args],

@@ -456,7 +456,7 @@ def test_only_a_dead_servers_own_temporaries_are_removed_and_never_a_users_file(
 
 def test_a_busy_ledger_is_rewritten_with_its_pending_lines_only(tmp_path: Path):
     """A server never idle (always one temporary pending) keeps its ledger small all the same."""
-    from fsmcp import temporaries
+    from fsmcp.paths import temporaries
 
     (tmp_path / "journal").mkdir(mode=0o700)
     ledger = temporaries.Ledger()

@@ -220,7 +220,7 @@ def test_walks_of_deep_and_wide_trees_hold_few_descriptors(tmp_path, breadth_fir
 def test_a_client_that_writes_without_reading_is_held_back_by_its_pipe(tree):
     # Requests sent faster than they are answered (here: no answer read at all) wait in the
     # client's pipe once the server holds PAUSE_BYTES of them, not in the server's memory.
-    from fsmcp.wire import PAUSE_BYTES
+    from fsmcp.serve.wire import PAUSE_BYTES
 
     server = subprocess.Popen(
         [sys.executable, "-m", "fsmcp", "serve", str(tree)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL

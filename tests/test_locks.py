@@ -500,7 +500,7 @@ def test_a_path_that_is_not_utf_8_has_its_lock_too(tmp_path):
     """A name the file system holds as bytes that are no UTF-8 (read back with surrogates, as
     ``os.fsdecode`` gives them) is locked like any other; its key was encoded as UTF-8 (the
     property test's write of ``root/\\udc80`` failed with UnicodeEncodeError)."""
-    from fsmcp import locks
+    from fsmcp.paths import locks
 
     files = locks.FileLocks(tmp_path / "files.lock")
     key = os.fsdecode(os.fsencode(str(tmp_path)) + b"/\x80name")

@@ -17,7 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from fsmcp import hookspecs, scaffold, testing
+from fsmcp.api import hookspecs
+from fsmcp.cli import scaffold
+from fsmcp import testing
 
 REPO = Path(__file__).resolve().parents[1]
 TEMPLATE = REPO / "plugin-template"
@@ -201,7 +203,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     assert done.returncode == 0, done.stderr
     done = run(["uv", "pip", "install", "--quiet", "--python", python, wheel], cwd=work)
     assert done.returncode == 0, done.stderr
-    template = run([python, "-c", "from fsmcp.scaffold import template_dir; print(template_dir())"], cwd=work).stdout.strip()
+    template = run([python, "-c", "from fsmcp.cli.scaffold import template_dir; print(template_dir())"], cwd=work).stdout.strip()
     rendered = run([python, "-m", "fsmcp", "new-plugin", "demo"], cwd=work)
     # A pytest run of its own tmp directory: it must not prune the ones this session still uses.
     basetemp = f"--basetemp={base / 'pytest'}"

@@ -66,7 +66,7 @@ def test_no_readme_an_index_shows_links_into_this_repository(directory):
 
 def test_plugins_pin_the_host_to_one_minor_series():
     """docs/plugins.md, "Versions": a plugin depends on fsmcp>=X.Y,<X.(Y+1) (before 1.0)."""
-    host = re.search(r'__version__ = "(\d+)\.(\d+)\.\d+"', (REPO / "core/src/fsmcp/__init__.py").read_text())
+    host = re.search(r'__version__ = "(\d+)\.(\d+)\.\d+"', (REPO / "core/src/fsmcp/api/__init__.py").read_text())
     assert host, "fsmcp.__version__ not found"
     major, minor = int(host[1]), int(host[2])
     pin = f"fsmcp>={major}.{minor},<{major}.{minor + 1}"

@@ -21,7 +21,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from fsmcp import masks
+from fsmcp.sandbox import masks
 from fsmcp.testing import serve_stdio, text_of
 
 pytestmark = pytest.mark.anyio
@@ -174,7 +174,8 @@ async def test_the_journal_inside_a_root_is_hidden_from_programs(place, way, mon
     import fsmcp_shell.hooks
     import fsmcp_write.hooks
 
-    from fsmcp import journal_place, masks, temporaries
+    from fsmcp.paths import state as journal_place, temporaries
+    from fsmcp.sandbox import masks
     from fsmcp.testing import connect, host_for
 
     monkeypatch.setattr(journal_place, "prepare", lambda settings, roots: None)
@@ -202,7 +203,7 @@ async def test_a_change_waiting_for_a_program_gives_up_when_cancelled(tmp_path):
     import fsmcp_shell.hooks
     import fsmcp_write.hooks
 
-    from fsmcp.order import ORDER
+    from fsmcp.paths.order import ORDER
     from fsmcp.testing import connect, host_for
 
     root = _seed(tmp_path, False)
@@ -294,9 +295,9 @@ async def test_a_call_starting_a_second_program_is_not_held_by_a_change_waiting_
     import fsmcp_write.hooks
 
     from fsmcp import ToolInput, hookimpl, start_program
-    from fsmcp.order import ORDER
+    from fsmcp.paths.order import ORDER
     from fsmcp.testing import connect, host_for
-    from fsmcp.tools import Tool
+    from fsmcp.api.tools import Tool
 
     root = _seed(tmp_path, False)
 
@@ -474,7 +475,7 @@ async def test_a_call_that_waited_its_turn_for_a_snapshot_alone_lets_programs_st
     import fsmcp_shell.hooks
     import fsmcp_write.hooks
 
-    from fsmcp.order import ORDER
+    from fsmcp.paths.order import ORDER
     from fsmcp.testing import connect, host_for
 
     root = _seed(tmp_path, False)

@@ -19,8 +19,8 @@ import pytest
 
 from mcp import types
 
-from fsmcp import masks
-from fsmcp.protected import ProtectedNames
+from fsmcp.sandbox import masks
+from fsmcp.paths.protected import ProtectedNames
 from fsmcp.testing import connect, host_for, serve_stdio, text_of
 
 pytestmark = pytest.mark.anyio

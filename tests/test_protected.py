@@ -10,9 +10,9 @@ import unicodedata
 import pytest
 
 from fsmcp import Access, Refusal, hookimpl
-from fsmcp.defaults.secrets import DEFAULT_GLOBS
-from fsmcp.host import HostError
-from fsmcp.protected import ProtectedNames
+from fsmcp.builtin.secrets import DEFAULT_GLOBS
+from fsmcp.run.host import HostError
+from fsmcp.paths.protected import ProtectedNames
 from fsmcp.testing import host_for
 
 DEFAULTS = ProtectedNames(DEFAULT_GLOBS)

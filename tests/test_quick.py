@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from fsmcp import DESTRUCTIVE, READ_ONLY, Tool, ToolInput, hookimpl
-from fsmcp.fs import QUICK_BYTES
-from fsmcp.host import HostError
-from fsmcp.mounts import RECHECK, LocalRoots, all_local, mount_table
+from fsmcp.paths.fs import QUICK_BYTES
+from fsmcp.run.host import HostError
+from fsmcp.paths.mounts import RECHECK, LocalRoots, all_local, mount_table
 from fsmcp.testing import connect, host_for, text_of
 
 pytestmark = pytest.mark.anyio

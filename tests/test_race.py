@@ -28,7 +28,7 @@ import fsmcp_write.hooks
 import pytest
 
 from fsmcp import ErrorCode, ToolError
-from fsmcp.fs import FileSystem
+from fsmcp.paths.fs import FileSystem
 from fsmcp.testing import connect, host_for, serve_stdio, text_of
 
 CANARY = "CANARY-7f3a9c-outside-the-root"

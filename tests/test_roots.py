@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from fsmcp import Access, ErrorCode, ToolError
-from fsmcp.roots import RootSet
+from fsmcp.paths.roots import RootSet
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from fsmcp.stdio import MAX_IN_FLIGHT
+from fsmcp.serve.stdio import MAX_IN_FLIGHT
 from fsmcp.testing import RawStdio, http_url, text_of
 
 STRACE = shutil.which("strace")

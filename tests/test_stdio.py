@@ -1,4 +1,4 @@
-"""The stdio transport the host speaks itself (``fsmcp/stdio.py``): both protocol eras without the
+"""The stdio transport the host speaks itself (``fsmcp/serve/stdio.py``): both protocol eras without the
 SDK, and the protocol's edges, byte by byte."""
 
 from __future__ import annotations
@@ -365,7 +365,7 @@ def test_a_2026_envelope_whose_client_fields_are_not_objects_is_refused(root, ke
 def test_quick_calls_answer_alike_on_the_loop_and_off_it(root):
     # read_file of a file past QUICK_BYTES starts on the loop and is run again in a worker; a
     # progress token keeps a call off the fast path; a small file is read on it.
-    from fsmcp.fs import QUICK_BYTES
+    from fsmcp.paths.fs import QUICK_BYTES
 
     (root / "big.txt").write_text(("x" * 99 + "\n") * (QUICK_BYTES // 100 + 1))
     big = {"name": "read_file", "arguments": {"path": "big.txt", "head": 2}}
@@ -384,7 +384,7 @@ def test_quick_calls_answer_alike_on_the_loop_and_off_it(root):
 
 @pytest.mark.anyio
 async def test_a_line_past_the_limit_is_dropped_to_its_end_and_read_as_too_long():
-    from fsmcp.wire import TOO_LONG, Lines
+    from fsmcp.serve.wire import TOO_LONG, Lines
 
     lines = Lines(limit=10)
     lines.data_received(b'{"a": 1}\n' + b"y" * 30)
@@ -414,7 +414,7 @@ class _Transport:
 
 @pytest.mark.anyio
 async def test_reading_pauses_past_its_bound_until_no_whole_line_is_left():
-    from fsmcp.wire import Lines
+    from fsmcp.serve.wire import Lines
 
     lines, transport = Lines(limit=1000, pause_bytes=20), _Transport()
     lines.connection_made(transport)

@@ -9,7 +9,7 @@ from contextvars import ContextVar
 import anyio
 import pytest
 
-from fsmcp.workers import Workers
+from fsmcp.run.workers import Workers
 
 pytestmark = pytest.mark.anyio
 

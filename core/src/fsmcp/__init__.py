@@ -9,58 +9,58 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 
-__version__ = "0.1.0"  # the distribution's version too (pyproject.toml reads it from here)
+from .api import __version__  # noqa: F401  (the distribution reads it there: core/pyproject.toml)
 
 _EXPORTS = {
-    "audit_note": ("audit", "note"),
-    "fair_shares": ("budget", "fair_shares"),
-    "number_runs": ("budget", "number_runs"),
-    "truncate": ("budget", "truncate"),
-    "Change": ("change", "Change"),
-    "options_error": ("config", "options_error"),
-    "plugin_options": ("config", "plugin_options"),
-    "Settings": ("config", "Settings"),
-    "Refusal": ("consent", "Refusal"),
-    "ToolContext": ("context", "ToolContext"),
-    "ErrorCode": ("errors", "ErrorCode"),
-    "ToolError": ("errors", "ToolError"),
-    "Entry": ("fs", "Entry"),
-    "FileSystem": ("fs", "FileSystem"),
-    "kind_of": ("fs", "kind_of"),
-    "start_program": ("programs", "start_program"),
-    "Snapshot": ("snapshot", "Snapshot"),
-    "ExcludeGlobs": ("globs", "ExcludeGlobs"),
-    "GlobFilter": ("globs", "GlobFilter"),
-    "compile_globs": ("globs", "compile_globs"),
-    "ExpectedVersion": ("guard", "ExpectedVersion"),
-    "expect_version": ("guard", "expect_version"),
-    "version": ("guard", "version"),
-    "hookimpl": ("hooks", "hookimpl"),
-    "hookspec": ("hooks", "hookspec"),
-    "describe_invalid": ("invalid", "describe_invalid"),
-    "JournalEntry": ("journal_view", "JournalEntry"),
-    "JournalRecord": ("journal_view", "JournalRecord"),
-    "JournalView": ("journal_view", "JournalView"),
-    "json_text": ("jsontext", "dumps"),
-    "shown_name": ("names", "shown"),
-    "protected_note": ("protected", "protected_note"),
-    "lines_withheld": ("protected", "lines_withheld"),
-    "Blob": ("results", "Blob"),
-    "Text": ("results", "Text"),
-    "ToolResult": ("results", "ToolResult"),
-    "Access": ("roots", "Access"),
-    "ResolvedPath": ("roots", "ResolvedPath"),
-    "Root": ("roots", "Root"),
-    "RootSet": ("roots", "RootSet"),
-    "ToolCall": ("runner", "ToolCall"),
-    "RootsView": ("roots", "RootsView"),
-    "CREATES": ("tools", "CREATES"),
-    "DESTRUCTIVE": ("tools", "DESTRUCTIVE"),
-    "OVERWRITES": ("tools", "OVERWRITES"),
-    "READ_ONLY": ("tools", "READ_ONLY"),
-    "Annotations": ("tools", "Annotations"),
-    "Tool": ("tools", "Tool"),
-    "ToolInput": ("tools", "ToolInput"),
+    "audit_note": ("api.audit", "note"),
+    "fair_shares": ("api.budget", "fair_shares"),
+    "number_runs": ("api.budget", "number_runs"),
+    "truncate": ("api.budget", "truncate"),
+    "Change": ("paths.change", "Change"),
+    "options_error": ("api.config", "options_error"),
+    "plugin_options": ("api.config", "plugin_options"),
+    "Settings": ("api.config", "Settings"),
+    "Refusal": ("paths.consent", "Refusal"),
+    "ToolContext": ("run.context", "ToolContext"),
+    "ErrorCode": ("api.errors", "ErrorCode"),
+    "ToolError": ("api.errors", "ToolError"),
+    "Entry": ("paths.fs", "Entry"),
+    "FileSystem": ("paths.fs", "FileSystem"),
+    "kind_of": ("paths.fs", "kind_of"),
+    "start_program": ("sandbox.programs", "start_program"),
+    "Snapshot": ("paths.snapshot", "Snapshot"),
+    "ExcludeGlobs": ("paths.globs", "ExcludeGlobs"),
+    "GlobFilter": ("paths.globs", "GlobFilter"),
+    "compile_globs": ("paths.globs", "compile_globs"),
+    "ExpectedVersion": ("paths.guard", "ExpectedVersion"),
+    "expect_version": ("paths.guard", "expect_version"),
+    "version": ("paths.guard", "version"),
+    "hookimpl": ("api.hooks", "hookimpl"),
+    "hookspec": ("api.hooks", "hookspec"),
+    "describe_invalid": ("api.invalid", "describe_invalid"),
+    "JournalEntry": ("journal.view", "JournalEntry"),
+    "JournalRecord": ("journal.view", "JournalRecord"),
+    "JournalView": ("journal.view", "JournalView"),
+    "json_text": ("api.jsontext", "dumps"),
+    "shown_name": ("api.names", "shown"),
+    "protected_note": ("paths.protected", "protected_note"),
+    "lines_withheld": ("paths.protected", "lines_withheld"),
+    "Blob": ("api.results", "Blob"),
+    "Text": ("api.results", "Text"),
+    "ToolResult": ("api.results", "ToolResult"),
+    "Access": ("paths.roots", "Access"),
+    "ResolvedPath": ("paths.roots", "ResolvedPath"),
+    "Root": ("paths.roots", "Root"),
+    "RootSet": ("paths.roots", "RootSet"),
+    "ToolCall": ("run.runner", "ToolCall"),
+    "RootsView": ("paths.roots", "RootsView"),
+    "CREATES": ("api.tools", "CREATES"),
+    "DESTRUCTIVE": ("api.tools", "DESTRUCTIVE"),
+    "OVERWRITES": ("api.tools", "OVERWRITES"),
+    "READ_ONLY": ("api.tools", "READ_ONLY"),
+    "Annotations": ("api.tools", "Annotations"),
+    "Tool": ("api.tools", "Tool"),
+    "ToolInput": ("api.tools", "ToolInput"),
 }
 """Each public name and the module it lives in, imported at its first use: a start that needs
 none of them (the tool list from the cache) loads none of their modules."""
@@ -69,28 +69,28 @@ __all__ = [*_EXPORTS, "__version__"]
 
 
 if TYPE_CHECKING:
-    from .audit import note as audit_note
-    from .budget import fair_shares, number_runs, truncate
-    from .change import Change
-    from .config import Settings, options_error, plugin_options
-    from .consent import Refusal
-    from .context import ToolContext
-    from .errors import ErrorCode, ToolError
-    from .fs import Entry, FileSystem, kind_of
-    from .programs import start_program
-    from .snapshot import Snapshot
-    from .globs import ExcludeGlobs, GlobFilter, compile_globs
-    from .guard import ExpectedVersion, expect_version, version
-    from .hooks import hookimpl, hookspec
-    from .invalid import describe_invalid
-    from .journal_view import JournalEntry, JournalRecord, JournalView
-    from .jsontext import dumps as json_text
-    from .names import shown as shown_name
-    from .protected import lines_withheld, protected_note
-    from .results import Blob, Text, ToolResult
-    from .roots import Access, ResolvedPath, Root, RootSet, RootsView
-    from .runner import ToolCall
-    from .tools import CREATES, DESTRUCTIVE, OVERWRITES, READ_ONLY, Annotations, Tool, ToolInput
+    from .api.audit import note as audit_note
+    from .api.budget import fair_shares, number_runs, truncate
+    from .paths.change import Change
+    from .api.config import Settings, options_error, plugin_options
+    from .paths.consent import Refusal
+    from .run.context import ToolContext
+    from .api.errors import ErrorCode, ToolError
+    from .paths.fs import Entry, FileSystem, kind_of
+    from .sandbox.programs import start_program
+    from .paths.snapshot import Snapshot
+    from .paths.globs import ExcludeGlobs, GlobFilter, compile_globs
+    from .paths.guard import ExpectedVersion, expect_version, version
+    from .api.hooks import hookimpl, hookspec
+    from .api.invalid import describe_invalid
+    from .journal.view import JournalEntry, JournalRecord, JournalView
+    from .api.jsontext import dumps as json_text
+    from .api.names import shown as shown_name
+    from .paths.protected import lines_withheld, protected_note
+    from .api.results import Blob, Text, ToolResult
+    from .paths.roots import Access, ResolvedPath, Root, RootSet, RootsView
+    from .run.runner import ToolCall
+    from .api.tools import CREATES, DESTRUCTIVE, OVERWRITES, READ_ONLY, Annotations, Tool, ToolInput
 
 
 def __getattr__(name: str) -> Any:

@@ -33,10 +33,10 @@ import pytest
 from mcp import Client, StdioServerParameters, types
 from mcp.shared.message import SessionMessage
 
-from .config import build_settings
-from .host import Host
-from .stdio import serve_wire
-from .wire import Wire
+from .api.config import build_settings
+from .run.host import Host
+from .serve.stdio import serve_wire
+from .serve.wire import Wire
 
 
 def host_for(roots: Iterable[str | Path], load: Iterable[tuple[str, object]] = (), *, entry_points: bool = False, **settings: Any) -> Host:

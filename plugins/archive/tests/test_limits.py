@@ -16,7 +16,7 @@ from fsmcp_archive.options import Limits
 from fsmcp_archive.members import Member, Tally
 
 from fsmcp import ToolError
-from fsmcp.host import HostError
+from fsmcp.run.host import HostError
 from fsmcp.testing import host_for
 
 pytestmark = pytest.mark.anyio

@@ -3,7 +3,7 @@
 import pytest
 
 from fsmcp import ErrorCode, ToolError
-from fsmcp.fs import FileSystem
+from fsmcp.paths.fs import FileSystem
 from fsmcp.testing import text_of
 
 pytestmark = pytest.mark.anyio

@@ -7,7 +7,7 @@ import json
 import pytest
 
 import fsmcp_shell.hooks
-from fsmcp.host import HostError
+from fsmcp.run.host import HostError
 from fsmcp.testing import connect, host_for
 
 pytestmark = pytest.mark.anyio

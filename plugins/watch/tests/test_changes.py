@@ -7,7 +7,7 @@ import time
 import fsmcp_watch.hooks
 import pytest
 
-from fsmcp.host import HostError
+from fsmcp.run.host import HostError
 from fsmcp.testing import host_for
 
 pytestmark = pytest.mark.anyio

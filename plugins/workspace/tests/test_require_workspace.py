@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from fsmcp.cli import main
-from fsmcp.config import ConfigError, build_settings, load_toml
+from fsmcp.cli.commands import main
+from fsmcp.api.config import ConfigError, build_settings, load_toml
 from fsmcp.testing import serve_stdio, text_of
 
 pytestmark = pytest.mark.anyio

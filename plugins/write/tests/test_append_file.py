@@ -7,7 +7,7 @@ import os
 import stat
 
 import anyio
-import fsmcp.fs
+import fsmcp.paths.fs
 import pytest
 
 pytestmark = pytest.mark.anyio
@@ -91,7 +91,7 @@ async def test_a_failed_append_is_cut_back(server, root, monkeypatch):
         return real_write(fd, data)
 
     async with server() as s:
-        monkeypatch.setattr(fsmcp.fs.os, "write", half_then_full_disk)
+        monkeypatch.setattr(fsmcp.paths.fs.os, "write", half_then_full_disk)
         await s.fail("append_file", "INTERNAL_ERROR", path="log.txt", content="NEW DATA")
         monkeypatch.undo()
     assert log.read_bytes() == b"old\n"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import errno
 import os
 
-import fsmcp.fs
+import fsmcp.paths.fs
 import pytest
 
 pytestmark = pytest.mark.anyio
@@ -66,7 +66,7 @@ async def test_moves_across_devices_by_copy_then_delete(server, root, tmp_path, 
         return real_rename(src, dst, *args, **kwargs)
 
     async with server(root, other) as s:
-        monkeypatch.setattr(fsmcp.fs.os, "rename", cross_device)
+        monkeypatch.setattr(fsmcp.paths.fs.os, "rename", cross_device)
         await s.ok("move_file", source=str(root / "d"), destination=str(other / "d"))
         monkeypatch.undo()
     assert refused, "the move never tried the plain rename that fails across devices"

@@ -7,7 +7,7 @@ import errno
 import os
 import stat
 
-import fsmcp.fs
+import fsmcp.paths.fs
 import pytest
 
 pytestmark = pytest.mark.anyio
@@ -150,7 +150,7 @@ async def test_a_failed_write_leaves_the_old_file_byte_for_byte(server, root, mo
         raise OSError(errno.ENOSPC, "No space left on device")
 
     async with server() as s:
-        monkeypatch.setattr(fsmcp.fs.os, failing, no_space)
+        monkeypatch.setattr(fsmcp.paths.fs.os, failing, no_space)
         text = await s.fail("write_file", "INTERNAL_ERROR", path="precious.txt", content="new content")
         monkeypatch.undo()
     assert "no space left" in text and "nothing was changed" in text
@@ -164,7 +164,7 @@ async def test_a_failed_create_leaves_no_file(server, root, monkeypatch):
         raise OSError(errno.ENOSPC, "No space left on device")
 
     async with server() as s:
-        monkeypatch.setattr(fsmcp.fs.os, "fsync", no_space)
+        monkeypatch.setattr(fsmcp.paths.fs.os, "fsync", no_space)
         await s.fail("write_file", "INTERNAL_ERROR", path="never.txt", content="x")
         monkeypatch.undo()
     assert list(root.iterdir()) == []

@@ -1,0 +1,267 @@
+"""The definition a plugin registers for each tool, and the base model for tool arguments."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Awaitable, Callable, Collection
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic.alias_generators import to_camel
+
+if TYPE_CHECKING:
+    from ..run.context import ToolContext
+    from .results import ToolResult
+
+
+@dataclass(frozen=True)
+class Annotations:
+    """MCP tool annotations; ``openWorldHint`` is always false for a file tool."""
+
+    read_only: bool
+    destructive: bool
+    idempotent: bool
+    open_world: bool = False
+
+
+READ_ONLY = Annotations(read_only=True, destructive=False, idempotent=True)
+"""Reads and never changes anything."""
+CREATES = Annotations(read_only=False, destructive=False, idempotent=True)
+"""Adds without overwriting or removing (``create_directory``)."""
+OVERWRITES = Annotations(read_only=False, destructive=True, idempotent=True)
+"""Replaces content; calling it twice leaves the same state (``write_file``)."""
+DESTRUCTIVE = Annotations(read_only=False, destructive=True, idempotent=False)
+"""Changes or removes content; calling it twice differs from once (``delete_file``, ``append_file``)."""
+
+
+class ToolInput(BaseModel):
+    """Base of every tool's argument model.
+
+    Field names are snake_case in Python and camelCase on the wire. Unknown arguments are
+    refused, so a misspelt parameter is an ``INVALID_PARAMS`` error rather than silently ignored.
+    ``aliases`` maps names that other servers use for the same parameter to ours; they are
+    accepted silently and never advertised, and the canonical name wins when both are given.
+    A mutating tool declares ``expected_version: ExpectedVersion = None``; the host then checks
+    it against the file named by the field ``versioned`` names before the tool runs (a list
+    field: it must hold exactly one path). ``items_of`` names the tool whose arguments the items
+    of its list fields are (``write_files``: ``write_file``): where that tool is offered too, it
+    describes them, and here they are sent as plain objects. ``prepare`` rewrites the arguments
+    before they are read (other servers' forms of them).
+    """
+
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True, defer_build=True
+    )
+    aliases: ClassVar[dict[str, str]] = {}
+    versioned: ClassVar[str] = "path"
+    items_of: ClassVar[str] = ""
+
+    @classmethod
+    def prepare(cls, data: dict[str, Any]) -> dict[str, Any]:
+        """Override to rewrite the arguments before they are validated: other servers' forms of
+        them (``lineRange: "a-b"``, an array sent as its JSON text), values an alias needs
+        converted. ``data`` is the arguments by their wire names, a copy of the tool's own to
+        change; return it (or another dict). Runs before ``aliases`` are applied. A
+        ``ValueError`` raised here is an ``INVALID_PARAMS`` error with its message."""
+        return data
+
+    @model_validator(mode="before")
+    @classmethod
+    def _before_validation(cls, data: Any) -> Any:
+        # One validator for every model: the argument dict is copied once, and only when a
+        # model rewrites it (most models have neither prepare nor aliases).
+        prepares = cls.prepare.__func__ is not ToolInput.prepare.__func__  # type: ignore[attr-defined]
+        if not (prepares or cls.aliases) or not isinstance(data, dict):
+            return data
+        data = dict(data)
+        if prepares:
+            data = cls.prepare(data)
+        for alias, canonical in cls.aliases.items():
+            if alias in data:
+                value = data.pop(alias)
+                data.setdefault(canonical, value)
+        return data
+
+
+ToolFunction = Callable[[Any, "ToolContext"], "ToolResult | str | Awaitable[ToolResult | str]"]
+
+
+@dataclass
+class Tool:
+    """A tool as a plugin registers it.
+
+    ``function(args, ctx)`` receives the validated ``input_model`` instance and a
+    :class:`~fsmcp.run.context.ToolContext`; it returns a :class:`~fsmcp.api.results.ToolResult` or a
+    plain string, or raises :class:`~fsmcp.api.errors.ToolError`. A plain function runs in a worker
+    thread; an ``async def`` runs on the event loop. ``function`` may also be a
+    ``"module:name"`` string, imported at the tool's first call, so that what a tool needs to
+    run costs nothing at start-up or when it is never called. ``plugin`` is stamped by the host.
+    """
+
+    name: str
+    description: str
+    input_model: type[ToolInput]
+    function: ToolFunction | str
+    annotations: Annotations = READ_ONLY
+    title: str | None = None
+    output_model: type[BaseModel] | None = None
+    starts_programs: bool = False
+    """The tool starts external programs (through :func:`fsmcp.start_program`): with
+    ``sandbox = "require"`` on a kernel that cannot confine them, it is not offered."""
+    quick: bool = False
+    """A plain, read-only tool whose usual call is a moment's work (metadata, a small file): the
+    host runs it on the event loop, sparing the hand-off to a worker thread and back, while every
+    root lies on a local file system (:mod:`fsmcp.mounts`). There the host's primitives stop it
+    when the work turns out larger (a file over :data:`fsmcp.paths.fs.QUICK_BYTES`, a listing),
+    and the host runs it again from the start in a worker thread, so it must change nothing."""
+    plugin: str = field(default="", compare=False)
+
+    def input_schema(self, offered: Collection[str] = ()) -> dict[str, Any]:
+        """The arguments' schema; ``offered``: the names of the tools offered beside this one."""
+        schema = self.input_model.model_json_schema(by_alias=True)
+        if self.input_model.items_of and self.input_model.items_of in offered:
+            for value in schema.get("properties", {}).values():
+                if "$ref" in value.get("items", {}):
+                    value["items"] = {"type": "object"}
+        _inline_defs(schema)
+        _compact(schema)
+        # Unknown arguments are refused by the server, naming the accepted ones; the schema does
+        # not say so, as it would refuse the aliases a client-side check reads it for.
+        schema.pop("additionalProperties", None)
+        for value in schema.get("properties", {}).values():
+            _checked_by_the_server(value)
+        schema.setdefault("properties", {})
+        return schema
+
+    def resolve(self) -> ToolFunction:
+        """The function, imported first if it was given as ``"module:name"``."""
+        if isinstance(self.function, str):
+            module, _, name = self.function.partition(":")
+            self.function = getattr(importlib.import_module(module), name)
+        return self.function
+
+    def wire(self, offered: Collection[str] = ()) -> dict[str, Any]:
+        """The tool as ``tools/list`` sends it among the ``offered`` tools."""
+        a = self.annotations
+        listing: dict[str, Any] = {"name": self.name}
+        if self.title:
+            listing["title"] = self.title
+        listing["description"] = self.description
+        listing["inputSchema"] = self.input_schema(offered)
+        if self.output_model is not None:
+            listing["outputSchema"] = output = self.output_model.model_json_schema(by_alias=True)
+            _inline_defs(output)
+            _compact(output, optional_is_absent=False)  # a result may well hold a null
+        # The title is the tool's own field; a copy among the annotations would be sent twice.
+        # destructiveHint and idempotentHint mean something only when readOnlyHint is false (the spec).
+        # idempotentHint is sent only when true: false is the spec's default.
+        listing["annotations"] = (
+            {"readOnlyHint": True, "openWorldHint": a.open_world}
+            if a.read_only
+            else {"readOnlyHint": False, "destructiveHint": a.destructive, **({"idempotentHint": True} if a.idempotent else {}), "openWorldHint": a.open_world}
+        )
+        return listing
+
+
+def _compact(schema: Any, optional_is_absent: bool = True) -> None:
+    """A schema without what the model pays for in tokens and learns nothing from.
+
+    pydantic titles every property with its own name, and writes an optional field as
+    ``anyOf: [T, null]`` with ``default: null``: an optional field is one left out of
+    ``required``, so in arguments it becomes plain ``T`` (a client that sends null is still
+    accepted); in a result, where null is a value, it stays, as ``type: [T, "null"]`` when ``T``
+    is a plain type, and without the default, which says nothing about a result.
+    ``additionalProperties: true`` is what an object allows anyway.
+    """
+    if isinstance(schema, dict):
+        schema.pop("title", None)
+        if schema.get("additionalProperties") is True:
+            del schema["additionalProperties"]
+        either = schema.get("anyOf")
+        if isinstance(either, list) and {"type": "null"} in either and len(either) == 2:
+            other = next(s for s in either if s != {"type": "null"})
+            if optional_is_absent:
+                del schema["anyOf"]
+                schema.update(other)
+                schema.pop("default", None)
+            elif set(other) == {"type"} and isinstance(other["type"], str):
+                del schema["anyOf"]
+                schema["type"] = [other["type"], "null"]
+                if schema.get("default", 0) is None:
+                    del schema["default"]
+        for key, value in schema.items():
+            if key in ("properties", "$defs") and isinstance(value, dict):
+                for sub in value.values():
+                    _compact(sub, optional_is_absent)
+            else:
+                _compact(value, optional_is_absent)
+    elif isinstance(schema, list):
+        for value in schema:
+            _compact(value, optional_is_absent)
+
+
+def _checked_by_the_server(schema: Any) -> None:
+    """A parameter's schema without what the server checks itself and the model need not be told:
+    that a list or a text is not empty, that an item refuses unknown fields (a refused field's
+    error names the accepted ones), and that a flag is off unless given (what an absent flag means)."""
+    if isinstance(schema, dict):
+        if schema.get("type") == "boolean" and schema.get("default") is False:
+            del schema["default"]
+        if schema.get("minItems") == 1:
+            del schema["minItems"]
+        if schema.get("minLength") == 1:
+            del schema["minLength"]
+        if schema.get("additionalProperties") is False:
+            del schema["additionalProperties"]
+        for value in schema.values():
+            _checked_by_the_server(value)
+    elif isinstance(schema, list):
+        for value in schema:
+            _checked_by_the_server(value)
+
+
+def _inline_defs(schema: dict[str, Any]) -> None:
+    """Each definition used once written where it is used: a ``$ref`` and its ``$defs`` entry
+    cost the model more than the definition itself. A definition used twice or more is shared."""
+    defs = schema.get("$defs")
+    if not defs:
+        return
+    uses: dict[str, int] = {}
+
+    def count(node: Any) -> None:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/"):
+                uses[ref[8:]] = uses.get(ref[8:], 0) + 1
+            for value in node.values():
+                count(value)
+        elif isinstance(node, list):
+            for value in node:
+                count(value)
+
+    count(schema)
+    once = {name for name, n in uses.items() if n == 1 and not _refers_to(defs[name], name)}
+
+    def inline(node: Any) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref[8:] in once:
+                return inline({**defs[ref[8:]], **{k: v for k, v in node.items() if k != "$ref"}})
+            return {key: inline(value) for key, value in node.items()}
+        if isinstance(node, list):
+            return [inline(value) for value in node]
+        return node
+
+    kept = {name: inline(d) for name, d in defs.items() if name not in once and name in uses}
+    body = inline({k: v for k, v in schema.items() if k != "$defs"})
+    schema.clear()
+    if kept:
+        schema["$defs"] = kept
+    schema.update(body)
+
+
+def _refers_to(node: Any, name: str) -> bool:
+    if isinstance(node, dict):
+        return node.get("$ref") == f"#/$defs/{name}" or any(_refers_to(v, name) for v in node.values())
+    return isinstance(node, list) and any(_refers_to(v, name) for v in node)

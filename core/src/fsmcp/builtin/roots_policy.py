@@ -1,0 +1,18 @@
+"""The default path policy, ``roots``: a path is usable when its real path lies inside a root."""
+
+from __future__ import annotations
+
+from ..api.config import Settings
+from ..api.hooks import hookimpl
+from ..paths.roots import Access, ResolvedPath, RootSet
+
+NAME = "roots"
+
+
+@hookimpl
+def fsmcp_resolve_path(
+    raw: str, access: Access, follow_links: bool, policy: str, roots: RootSet, settings: Settings
+) -> ResolvedPath | None:
+    if policy != NAME:
+        return None
+    return roots.confine(raw, access, follow_links, require_workspace=settings.require_workspace)

@@ -1,0 +1,269 @@
+"""The host: a typed facade over the plugin manager. Nothing else but its call runner (runner.py) calls ``pm.hook``."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from ..paths import state as journal_place, locks, temporaries
+from ..api.config import Settings
+from ..api.errors import HostError, ToolError
+from ..paths.fs import FileSystem
+from .hotcalls import HotHook
+from ..paths.mounts import LocalRoots
+from ..sandbox.programs import Sandbox
+from ..paths.policy import NoPolicy, PathPolicy
+from ..paths.guard import Guard, Session
+from ..paths.locks import FileLocks
+from .plugins import PluginError, PluginInfo, collect_tools, load_plugins, offered
+from ..journal.record import NAME as JOURNAL
+from ..api.results import ToolResult
+from ..paths.roots import Access, RootSet
+from .runner import CallRunner
+from ..api.tools import Tool
+
+if TYPE_CHECKING:
+    import pluggy
+
+    from ..paths.consent import Consent
+    from .context import ProgressSender
+
+log = logging.getLogger("fsmcp")
+
+
+class _Warnings(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.seen = False
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.seen = True
+
+
+def _file_locks(roots: RootSet) -> FileLocks | None:
+    if not locks.SUPPORTED:
+        return None
+    directory = locks.lock_dir()
+    for root in roots.operator:
+        if directory.is_relative_to(root.path):
+            # Not refused: the file holds nothing, and what a tool or program can do to it
+            # (delete it: servers started after no longer wait for those started before) it can
+            # do as well by writing the roots' files without any lock.
+            log.warning(
+                "the lock directory %s lies inside the root %s: a tool or program that removes it makes servers "
+                "started afterwards not wait for those started before; set XDG_STATE_HOME outside every root",
+                directory, root.path,
+            )  # fmt: skip
+    try:
+        return FileLocks(locks.prepare())
+    except ValueError as exc:
+        raise HostError(str(exc)) from None
+
+
+class Host:
+    """Plugins, settings, roots and tools, put together once at start-up."""
+
+    def __init__(self, settings: Settings, pm: pluggy.PluginManager, plugins: list[PluginInfo], roots: RootSet):
+        self.settings = settings
+        self.pm = pm
+        self.plugins = plugins
+        self.roots = roots
+        self.guard = Guard(stale_guard=settings.stale_guard, files=_file_locks(roots))
+        self.path_policy = PathPolicy(
+            roots, settings,
+            resolve_hook=HotHook(pm.hook.fsmcp_resolve_path), check_hook=HotHook(pm.hook.fsmcp_check_path),
+            protected_globs=pm.hook.fsmcp_protected_globs,
+        )  # fmt: skip
+        self.fs = FileSystem(self.path_policy, settings.max_file_bytes, guard=self.guard)
+        try:
+            self.registered = collect_tools(pm, plugins, settings)
+        except PluginError as exc:
+            raise HostError(str(exc)) from None
+        self.sandbox = Sandbox.of(settings)
+        self.tools, self.sandbox_notice = self.sandbox.gate(offered(self.registered, settings))
+        self.journal = pm.get_plugin(JOURNAL)
+        self.local_roots = LocalRoots(r.path for r in roots.operator)
+        self._listing: list[dict[str, Any]] | None = None
+        self.warned = False
+        """A plugin logged a warning while the host started."""
+        self.runner = CallRunner(self)
+        self._probe()
+
+    @classmethod
+    def start(
+        cls,
+        settings: Settings,
+        *,
+        extra_plugins: Iterable[tuple[str, object]] = (),
+        entry_points: bool = True,
+        roots: RootSet | None = None,
+    ) -> Host:
+        """Plugins loaded and checked; ``roots``, when given, were made (and warned about) already."""
+        if roots is None:
+            try:
+                roots, warnings = RootSet.from_specs(settings.roots, read_only=settings.read_only)
+            except ValueError as exc:
+                raise HostError(str(exc)) from None
+            for warning in warnings:
+                log.warning(warning)
+        try:
+            journal_place.prepare(settings, (r.path for r in roots.operator))
+            temporaries.sweep([r.path for r in roots.operator], journal_place.kept(settings), read_only=settings.read_only)
+        except ValueError as exc:
+            raise HostError(str(exc)) from None
+        # A plugin that warns while it loads or registers (a program it needs is missing) makes
+        # the start one not to keep for the next (catalog.py), which would start without saying it.
+        said = _Warnings()
+        logging.getLogger().addHandler(said)
+        try:
+            pm, plugins = load_plugins(settings, extra=extra_plugins, entry_points=entry_points)
+            host = cls(settings, pm, plugins, roots)
+        finally:
+            logging.getLogger().removeHandler(said)
+        host.warned = said.seen
+        host._check_names()
+        host._recover()
+        if host.sandbox_notice:
+            log.warning(host.sandbox_notice)
+        if not host.tools:
+            log.warning(
+                "no tool is offered; install plugins into the environment fsmcp runs in "
+                "(such as pip install fsmcp-read fsmcp-write), and see fsmcp plugins for what is installed and enabled"
+            )
+        return host
+
+    def _probe(self) -> None:
+        try:
+            self.path_policy.ask(".", Access.READ, True)
+        except NoPolicy as exc:
+            raise HostError(str(exc)) from None
+        except ToolError:
+            pass  # the policy answered, if only to refuse
+        if self.pm.hook.fsmcp_format_result(tool=None, outcome=ToolResult(), format=self.settings.format, settings=self.settings) is None:
+            raise HostError(f"no installed plugin provides the result format {self.settings.format!r}")
+
+    def _check_names(self) -> None:
+        # A misspelt name would silently offer too much (disable) or nothing (enable), or drop
+        # the options of a [plugins.NAME] table (a [plugins.secret] adds no protected name).
+        # A disabled or failed plugin is installed all the same: its table is known.
+        tables = {p.name for p in self.plugins}
+        unknown_tables = [n for n in self.settings.plugins if n not in tables]
+        if unknown_tables:
+            raise HostError(
+                f"fsmcp.toml has a [plugins.{unknown_tables[0]}] table, but no installed plugin is named {unknown_tables[0]!r}; "
+                f"plugin tables: {', '.join(sorted(n for n in tables if not n.startswith('fsmcp.')))} (fsmcp plugins lists the plugins)"
+            )
+        # A plugin reads its table at start-up (writing-plugins.md): one that did not takes no
+        # options, and its table would be dropped without a word. A disabled one was not asked.
+        for info in self.plugins:
+            keys = self.settings.plugins.get(info.name)
+            if keys and info.status in ("enabled", "default") and info.name not in self.settings.asked:
+                raise HostError(
+                    f"fsmcp.toml's [plugins.{info.name}] has {', '.join(keys)}, but plugin {info.label} takes no options "
+                    "(it did not read its table at start-up); remove the table"
+                )
+        known = tables | set(self.registered)
+        for option in ("enable", "disable"):
+            unknown = [n for n in getattr(self.settings, option) if n not in known]
+            if unknown:
+                raise HostError(
+                    f"{option} names {', '.join(map(repr, unknown))}, which is no installed plugin or tool; "
+                    f"plugins: {', '.join(sorted(p.name for p in self.plugins if p.status != 'default')) or '(none)'} "
+                    "(fsmcp plugins lists them with their tools)"
+                )
+
+    def unknown_tool(self, name: str, offers: bool = True) -> str:
+        """What a call of ``name``, which this server does not offer, is told: why, when the
+        operator withheld it; else (with ``offers``) what the server offers instead."""
+        why = self._why_withheld(name)
+        if why is not None:
+            return f"unknown tool {name!r}: it is not offered because {why}; only the operator can change that, by restarting the server"
+        text = f"unknown tool {name!r}; this server offers: {', '.join(self.tools) or '(none)'}" if offers else f"unknown tool {name!r}"
+        # A plugin the operator left out is never imported, not even to learn its tools' names:
+        # disabling one means its code does not run here. So the call is told which are left out.
+        left_out = [i.name for i in self.plugins if i.status == "disabled" and not i.name.startswith("fsmcp.")]
+        if left_out:
+            how = f"enable names only {', '.join(self.settings.enable)}" if self.settings.enable else "disabled"
+            which = f"the plugin {left_out[0]} is" if len(left_out) == 1 else f"the plugins {', '.join(left_out)} are"
+            text += f"; {which} not loaded ({how}): only the operator can change that, by restarting the server"
+        return text
+
+    def _why_withheld(self, name: str) -> str | None:
+        s = self.settings
+        tool = self.registered.get(name)
+        if tool is None:
+            return None
+        if s.read_only and not tool.annotations.read_only:
+            return "the server is read-only (--read-only, or read_only = true in the configuration) and this tool changes files"
+        if name in s.disable:
+            return f"it is disabled (--disable {name}, or disable in the configuration)"
+        if s.enable and name not in s.enable and tool.plugin not in s.enable:
+            return f"the server offers only what enable names ({', '.join(s.enable)}), and neither {name} nor its plugin {tool.plugin!r}"
+        if tool.starts_programs and self.sandbox_notice:
+            return f"it starts programs, and this kernel cannot confine them (sandbox = {s.sandbox}; Landlock is missing)"
+        return None
+
+    def listing(self) -> list[dict[str, Any]]:
+        """The tools as ``tools/list`` sends them (computed once: the list never changes)."""
+        if self._listing is None:
+            self._listing = [tool.wire(self.tools) for tool in self.tools.values()]
+        return self._listing
+
+    def clean(self) -> bool:
+        """Whether the start met nothing worth a warning: only such a start is kept for the next."""
+        return bool(self.tools) and not self.sandbox_notice and not self.warned and all(info.status != "failed" for info in self.plugins)
+
+    def instructions(self) -> str:
+        """What the server tells a client when it connects."""
+        roots = "; ".join(r.describe() for r in self.roots.operator)
+        read_only = " The server is read-only: every change is refused (READ_ONLY)." if self.settings.read_only else ""
+        return (
+            f"File tools over these directories: {roots} (a client's MCP roots can narrow them, never widen them).{read_only} "
+            f"Relative paths resolve against the workspace, at first {self.roots.operator[0].path}. "
+            "Failures lead with a code (NOT_FOUND, ACCESS_DENIED, ...) and say what to do next."
+        )
+
+    # -- calling ------------------------------------------------------------------------------
+    # The call runner (runner.py) runs every call; these are the host's facade over it.
+
+    async def call(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None,
+        *,
+        send_progress: ProgressSender | None = None,
+        session: Session | None = None,
+        asking: Consent | None = None,
+        on_loop: bool = True,
+    ) -> dict[str, Any]:
+        """See :meth:`CallRunner.call`."""
+        return await self.runner.call(name, arguments, send_progress=send_progress, session=session, asking=asking, on_loop=on_loop)
+
+    def call_now(self, name: str, arguments: dict[str, Any] | None, *, session: Session | None = None) -> dict[str, Any] | None:
+        """See :meth:`CallRunner.call_now`."""
+        return self.runner.call_now(name, arguments, session=session)
+
+    async def run_named(
+        self, name: str, arguments: dict[str, Any] | None, *, send_progress: ProgressSender | None = None, budget: int | None = None, on_loop: bool = True
+    ) -> ToolResult | ToolError:
+        """See :meth:`CallRunner.run_named`."""
+        return await self.runner.run_named(name, arguments, send_progress=send_progress, budget=budget, on_loop=on_loop)
+
+    async def run(
+        self, tool: Tool, arguments: dict[str, Any] | None, *, send_progress: ProgressSender | None = None, budget: int | None = None, on_loop: bool = True
+    ) -> ToolResult | ToolError:
+        """See :meth:`CallRunner.run`."""
+        return await self.runner.run(tool, arguments, send_progress=send_progress, budget=budget, on_loop=on_loop)
+
+    # -- changes ------------------------------------------------------------------------------
+
+    def _recover(self) -> None:
+        """Before any call: finish the changes a process that died mid-call left (journal.py)."""
+        if self.journal is None:
+            return
+        try:
+            for line in self.journal.recover(self.fs):
+                log.warning(line)
+        except OSError as exc:
+            log.warning("the journal %s could not finish the changes of calls cut short (%s); undo_change may miss them", self.journal.dir, exc.strerror or exc)

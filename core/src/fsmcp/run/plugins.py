@@ -1,0 +1,221 @@
+"""Plugin loading and the tool registry.
+
+Loading is a documented order: blocked names (``--disable`` of a plugin) → the host's
+defaults → entry points in group ``fsmcp`` → plugins passed explicitly (tests) → a check that
+every hook implementation matches a spec. A plugin that fails to import is reported on stderr
+and skipped; the server still starts.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import pluggy
+
+from ..api import hookspecs
+from ..api.config import Settings
+from ..builtin import consent, json_format, roots_policy, text_format
+from ..builtin.audit import NAME as AUDIT
+from ..builtin.audit import Audit
+from ..builtin.secrets import NAME as SECRETS
+from ..builtin.secrets import Secrets
+from ..api.errors import ToolError
+from ..api.hooks import PROJECT
+from ..journal.record import NAME as JOURNAL
+from ..journal.record import Journal
+from ..api.tools import Tool
+
+log = logging.getLogger("fsmcp")
+
+DEFAULT_PLUGINS = (("fsmcp.roots", roots_policy), ("fsmcp.text", text_format), ("fsmcp.json", json_format), (consent.NAME, consent))
+_TOOL_NAME = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
+
+
+class PluginError(Exception):
+    """The plugins cannot be put together (a duplicate tool name, a bad tool); fatal at start-up."""
+
+
+@dataclass
+class PluginInfo:
+    name: str
+    dist: Any = None
+    """The ``importlib.metadata.Distribution`` that installed it, if any."""
+    status: str = "enabled"
+    """``enabled``, ``disabled`` (blocked by the operator), ``failed`` (did not import) or ``default``."""
+    error: str | None = None
+    tools: list[str] = field(default_factory=list)
+
+    # Read when shown: each parses the distribution's metadata, which start-up does not need.
+    @cached_property
+    def distribution(self) -> str | None:
+        return self.dist.name if self.dist else None
+
+    @cached_property
+    def version(self) -> str | None:
+        return self.dist.version if self.dist else None
+
+    @property
+    def label(self) -> str:
+        dist = f"{self.distribution} {self.version}" if self.distribution else "built in"
+        return f"{self.name!r} ({dist})"
+
+
+def plugin_manager() -> pluggy.PluginManager:
+    pm = pluggy.PluginManager(PROJECT)
+    pm.add_hookspecs(hookspecs)
+    return pm
+
+
+def load_plugins(
+    settings: Settings,
+    *,
+    extra: Iterable[tuple[str, object]] = (),
+    entry_points: bool = True,
+) -> tuple[pluggy.PluginManager, list[PluginInfo]]:
+    pm = plugin_manager()
+    infos: list[PluginInfo] = []
+    for name in settings.disable:
+        pm.set_blocked(name)
+    for name, module in DEFAULT_PLUGINS:
+        if pm.is_blocked(name):
+            infos.append(PluginInfo(name, status="disabled"))
+            continue
+        pm.register(module, name=name)
+        infos.append(PluginInfo(name, status="default"))
+    if pm.is_blocked(SECRETS):
+        infos.append(PluginInfo(SECRETS, status="disabled"))
+    else:
+        pm.register(Secrets(settings), name=SECRETS)
+        infos.append(PluginInfo(SECRETS, status="default"))
+    # Listed when the operator keeps a log, or disables it by name.
+    if pm.is_blocked(AUDIT):
+        infos.append(PluginInfo(AUDIT, status="disabled"))
+    elif (audit := Audit.for_settings(settings)) is not None:
+        pm.register(audit, name=AUDIT)
+        infos.append(PluginInfo(AUDIT, status="default"))
+    journal = Journal.for_settings(settings)
+    if journal is not None and not pm.is_blocked(JOURNAL):
+        pm.register(journal, name=JOURNAL)
+        infos.append(PluginInfo(JOURNAL, status="default"))
+    if entry_points:
+        infos.extend(_load_entry_points(pm, settings))
+    for name, plugin in extra:
+        info = PluginInfo(name)
+        infos.append(info)
+        if pm.is_blocked(name):
+            info.status = "disabled"
+            continue
+        _register(pm, plugin, info)
+    _drop_unmatched_hooks(pm, infos)
+    return pm, infos
+
+
+def _register(pm: pluggy.PluginManager, plugin: object, info: PluginInfo) -> None:
+    try:
+        pm.register(plugin, name=info.name)
+    except pluggy.PluginValidationError as exc:
+        _fail(info, f"a hook implementation does not match its spec: {exc}")
+
+
+def _drop_unmatched_hooks(pm: pluggy.PluginManager, infos: list[PluginInfo]) -> None:
+    # A misspelt hook name would otherwise fail only when pluggy checks pending hooks, taking
+    # the server down with it; a plugin with such a hook is dropped like one that fails to import.
+    by_name = {info.name: info for info in infos}
+    while True:
+        try:
+            pm.check_pending()
+            return
+        except pluggy.PluginValidationError as exc:
+            name = pm.get_name(exc.plugin) or repr(exc.plugin)
+            pm.unregister(exc.plugin)
+            _fail(by_name.setdefault(name, PluginInfo(name)), str(exc))
+
+
+def _fail(info: PluginInfo, error: str, headline: str = "was skipped") -> None:
+    info.status, info.error = "failed", error
+    log.warning("plugin %s %s: %s", info.label, headline, error)
+
+
+def _load_entry_points(pm: pluggy.PluginManager, settings: Settings) -> list[PluginInfo]:
+    from importlib.metadata import entry_points  # loaded already by pluggy; the backport would cost 8 ms more
+
+    found = list(entry_points(group=PROJECT))
+    # An --enable that names plugins only leaves the others unimported. A tool named in enable or
+    # disable needs them all: which plugin registers a tool is known only once it is imported.
+    enabled, names = set(settings.enable), {ep.name for ep in found}
+    only = enabled if enabled and enabled <= names and set(settings.disable) <= names else None
+    infos = []
+    for ep in found:
+        info = PluginInfo(ep.name, ep.dist)
+        infos.append(info)
+        if pm.is_blocked(ep.name) or (only is not None and ep.name not in only):
+            info.status = "disabled"
+            continue
+        if pm.has_plugin(ep.name):
+            _fail(info, "another plugin already has this name")
+            continue
+        try:
+            plugin = ep.load()
+        except Exception as exc:  # a broken plugin must not take the server down
+            _fail(info, f"{type(exc).__name__}: {exc}", "failed to import and was skipped")
+            continue
+        _register(pm, plugin, info)
+    return infos
+
+
+def collect_tools(pm: pluggy.PluginManager, infos: list[PluginInfo], settings: Settings) -> dict[str, Tool]:
+    """Every registered tool, stamped with its plugin; duplicates are a PluginError naming both."""
+    by_name = {info.name: info for info in infos}
+    tools: dict[str, Tool] = {}
+    # Called one implementation at a time so that each tool is stamped with the plugin that
+    # registered it; pluggy's own call would hide which plugin called `register`.
+    for impl in reversed(pm.hook.fsmcp_register_tools.get_hookimpls()):
+        plugin = impl.plugin_name
+        info = by_name.setdefault(plugin, PluginInfo(plugin))
+
+        def register(tool: Tool, _plugin: str = plugin, _info: PluginInfo = info) -> None:
+            if not isinstance(tool, Tool):
+                raise PluginError(f"plugin {_info.label} registered {tool!r}, which is not an fsmcp.Tool")
+            if not (callable(tool.function) or (isinstance(tool.function, str) and ":" in tool.function)):
+                raise PluginError(f"plugin {_info.label} registered tool {tool.name!r} whose function is neither callable nor 'module:name'")
+            if not _TOOL_NAME.match(tool.name):
+                raise PluginError(f"plugin {_info.label} registered the tool name {tool.name!r}; names are 1-128 of A-Z a-z 0-9 . _ -")
+            if tool.quick and not tool.annotations.read_only:
+                raise PluginError(f"plugin {_info.label} registered tool {tool.name!r} as quick, which only a read-only tool may be")
+            if tool.name in tools:
+                other = by_name[tools[tool.name].plugin]
+                raise PluginError(f"tool {tool.name!r} is registered by both plugin {other.label} and plugin {_info.label}; disable one of them (--disable NAME)")
+            tool.plugin = _plugin
+            tools[tool.name] = tool
+            _info.tools.append(tool.name)
+
+        kwargs = {"register": register, "settings": settings}
+        try:
+            impl.function(**{k: v for k, v in kwargs.items() if k in impl.argnames})
+        except ToolError as exc:
+            # A plugin refuses its own [plugins.<name>] options (fsmcp.options_error) at start-up.
+            raise PluginError(f"plugin {info.label}: {exc.message}") from None
+    return tools
+
+
+def offered(tools: dict[str, Tool], settings: Settings) -> dict[str, Tool]:
+    """The tools the operator enabled: ``enable`` (if given) admits, ``disable`` removes.
+
+    Under ``read_only`` a tool that can only change files is not offered: one that stays (such
+    as a batch of reads) registers ``READ_ONLY`` annotations when ``settings.read_only``.
+    """
+    enable, disable = set(settings.enable), set(settings.disable)
+
+    def on(tool: Tool) -> bool:
+        if settings.read_only and not tool.annotations.read_only:
+            return False
+        if enable and tool.name not in enable and tool.plugin not in enable:
+            return False
+        return tool.name not in disable and tool.plugin not in disable
+
+    return {name: tool for name, tool in sorted(tools.items()) if on(tool)}

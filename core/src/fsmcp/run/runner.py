@@ -1,0 +1,383 @@
+"""The call runner: the one road every tool call takes, from stdio or HTTP, on the event loop or in a worker thread.
+
+A call's steps are: validate the arguments → make the call's context → enter the guard (and check
+``expectedVersion``) → run the tool's function → finish the change (``fsmcp_after_change``, its
+notes) → format the result. They are written once, in :meth:`CallRunner._steps`, a coroutine
+that hands each step that may block to a :class:`_Road`:
+
+- an async tool runs on the event loop: its function is awaited, and the steps that touch files
+  (``expectedVersion``, finishing the change) go to a worker thread;
+- a plain tool runs where it is, on the event loop (a quick one, :attr:`Tool.quick`, until it
+  meets more work than a moment's: :class:`~fsmcp.api.errors.OffLoop`) or in its worker thread:
+  every step is called directly, nothing in the coroutine waits, and :func:`_drive` runs it to
+  its end in one step.
+
+Around the steps, the plugins that implement ``fsmcp_around_call`` (the audit log, consent)
+wrap each call a client made; a call none of them wraps may be answered without a task of its
+own (:meth:`CallRunner.call_now`, stdio's fast path).
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from pydantic import BaseModel, ValidationError
+from pydantic.alias_generators import to_camel
+
+from ..paths.change import Change
+from .context import ProgressSender, ToolContext
+from ..api.errors import ErrorCode, HostError, OffLoop, ToolError
+from ..paths.fs import os_error
+from ..paths.policy import NoPolicy
+from ..paths.guard import Session, current_session, expect_version, in_session
+from .hotcalls import HotHook
+from ..api.invalid import describe_invalid
+from ..paths.order import ORDER
+from ..api.results import Text, ToolResult
+from ..paths.roots import ResolvedPath
+from ..api.tools import Tool
+from .workers import WORKERS
+
+if TYPE_CHECKING:
+    from ..paths.consent import Consent
+    from .host import Host
+
+log = logging.getLogger("fsmcp")
+
+Outcome = ToolResult | ToolError
+Around = Callable[[Callable[[], Awaitable[Outcome]]], Awaitable[Outcome]]
+"""What an ``fsmcp_around_call`` implementation returns: given the rest of the call, its outcome."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One tool call a client made, as ``fsmcp_around_call`` sees it."""
+
+    name: str
+    """The tool's name as the client sent it."""
+    arguments: dict[str, Any] | None
+    """The arguments as the client sent them (not yet validated)."""
+    tool: Tool | None
+    """The tool, or None when this server offers none of that name."""
+    session: str
+    """The client connection's session id (one per connection)."""
+    asking: Consent | None
+    """How the transport can put questions to the client's user, or None when it cannot."""
+
+
+class CallRunner:
+    """Runs the tool calls of one host."""
+
+    def __init__(self, host: Host):
+        self.host = host
+        self.in_flight: set[ToolContext] = set()
+        """Calls whose tool is still running, including abandoned workers of cancelled calls."""
+        self._around = HotHook(host.pm.hook.fsmcp_around_call)
+        self._format_hook = HotHook(host.pm.hook.fsmcp_format_result)
+
+    # -- a client's call ----------------------------------------------------------------------
+
+    async def call(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None,
+        *,
+        send_progress: ProgressSender | None = None,
+        session: Session | None = None,
+        asking: Consent | None = None,
+        on_loop: bool = True,
+    ) -> dict[str, Any]:
+        """Run one tool call for ``session`` (one per client connection); every failure comes back as an ``isError`` result.
+
+        ``asking``: the transport can put questions to the client's user (see :mod:`fsmcp.consent`).
+        ``on_loop=False``: a quick tool goes straight to a worker thread (:meth:`call_now` found its work large).
+        """
+        tool = self.host.tools.get(name)
+        with in_session(session) as client:
+            run: Callable[[], Awaitable[Outcome]] = partial(self.run_named, name, arguments, send_progress=send_progress, on_loop=on_loop)
+            # The implementation pluggy calls first is the outermost: it sees the call first.
+            for around in reversed(self._around(call=ToolCall(name, arguments, tool, client.id, asking), settings=self.host.settings)):
+                run = partial(around, run)
+            outcome = await run()
+        return self.format(tool, outcome)
+
+    def call_now(self, name: str, arguments: dict[str, Any] | None, *, session: Session | None = None) -> dict[str, Any] | None:
+        """A quick tool's call (:attr:`Tool.quick`) run to its end without awaiting, for a transport
+        whose client has no user to ask (as :meth:`call` without ``asking``); None when it cannot
+        be, and :meth:`call` serves it: another tool, roots not all local, a plugin that wraps the
+        call (``fsmcp_around_call``: an audit log to keep).
+        Raises :class:`OffLoop` when the work turned out large: ``call(..., on_loop=False)`` serves it.
+        """
+        tool = self.host.tools.get(name)
+        if tool is None or not tool.quick or not self.host.local_roots():
+            return None
+        try:
+            function = tool.resolve()
+        except Exception:
+            return None  # call() answers with the import's failure
+        if inspect.iscoroutinefunction(function):
+            return None  # quick means a plain function: an async one is awaited by call()
+        with in_session(session) as client:
+            if self._around(call=ToolCall(name, arguments, tool, client.id, None), settings=self.host.settings):
+                return None
+            prepared = self._prepare(tool, arguments, None, None, None)
+            if isinstance(prepared, ToolError):
+                outcome: Outcome = prepared
+            else:
+                try:
+                    out = self._on_loop(function, *prepared)
+                except OffLoop:
+                    raise
+                except Exception as exc:
+                    out = self._failure(tool, exc)
+                outcome = _result(out)
+        return self.format(tool, outcome)
+
+    def format(self, tool: Tool | None, outcome: Outcome) -> dict[str, Any]:
+        """The ``CallToolResult`` as it goes on the wire (a formatter may also answer with the SDK's model)."""
+        settings = self.host.settings
+        result = self._format_hook(tool=tool, outcome=outcome, format=settings.format, settings=settings)
+        if isinstance(result, BaseModel):
+            return result.model_dump(by_alias=True, mode="json", exclude_none=True)
+        return result
+
+    # -- a tool's run -------------------------------------------------------------------------
+
+    async def run_named(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None,
+        *,
+        send_progress: ProgressSender | None = None,
+        budget: int | None = None,
+        on_loop: bool = True,
+        caller: ToolContext | None = None,
+    ) -> Outcome:
+        tool = self.host.tools.get(name)
+        if tool is None:
+            return ToolError(ErrorCode.INVALID_PARAMS, self.host.unknown_tool(name))
+        return await self.run(tool, arguments, send_progress=send_progress, budget=budget, on_loop=on_loop, caller=caller)
+
+    async def run(
+        self,
+        tool: Tool,
+        arguments: dict[str, Any] | None,
+        *,
+        send_progress: ProgressSender | None = None,
+        budget: int | None = None,
+        on_loop: bool = True,
+        caller: ToolContext | None = None,
+    ) -> Outcome:
+        """Validate the arguments and run the tool; returns its result or the ToolError it met.
+
+        A quick tool runs on the event loop when ``on_loop`` and the roots allow (:attr:`Tool.quick`).
+        ``caller``: the call that runs this one (a batch's step adds to its caller's change)."""
+        prepared = self._prepare(tool, arguments, send_progress, budget, caller)
+        if isinstance(prepared, ToolError):
+            return prepared
+        args, ctx, own = prepared
+        try:
+            function = tool.resolve()
+            if inspect.iscoroutinefunction(function):
+                out = await self._steps(function, args, ctx, own, AWAITED)
+            elif on_loop and tool.quick and self.host.local_roots():
+                try:
+                    out = self._on_loop(function, args, ctx, own)
+                except OffLoop:
+                    out = await self._in_worker(function, args, ctx, own)
+            else:
+                out = await self._in_worker(function, args, ctx, own)
+        except anyio.get_cancelled_exc_class():
+            ctx.cancel()  # the abandoned worker thread sees it at its next check
+            raise
+        except Exception as exc:
+            return self._failure(tool, exc)
+        return _result(out)
+
+    def _prepare(
+        self, tool: Tool, arguments: dict[str, Any] | None, send_progress: ProgressSender | None, budget: int | None,
+        caller: ToolContext | None,
+    ) -> tuple[Any, ToolContext, bool] | ToolError:
+        """The validated arguments, the call's context, and whether the call's change is its own."""
+        try:
+            args = tool.input_model.model_validate(arguments if arguments is not None else {})
+        except ValidationError as exc:
+            return ToolError(ErrorCode.INVALID_PARAMS, describe_invalid(tool, exc, arguments))
+        host = self.host
+        # A tool another one runs (a batch's step) adds to its caller's change.
+        change = caller.change if caller is not None and caller.change is not None else None
+        ctx = ToolContext(
+            fs=host.fs, settings=host.settings, tool=tool, tools=host.tools, send_progress=send_progress, run_tool=self.run_named,
+            budget=budget, change=change or Change(tool.name, current_session().id, self._announce, host.path_policy.is_protected), journal=host.journal,
+            protected=host.path_policy.protected, is_protected=host.path_policy.is_protected, unknown_tool=lambda name: host.unknown_tool(name, offers=False),
+        )
+        return args, ctx, change is None
+
+    def _on_loop(self, function: Callable[..., Any], args: Any, ctx: ToolContext, own: bool) -> Any:
+        """A plain tool's steps on the event loop; raises :class:`OffLoop` when the call is to run in a worker."""
+        ctx.on_loop = True
+        try:
+            return _drive(self._steps(function, args, ctx, own, INLINE))
+        finally:
+            ctx.on_loop, ctx.loop_bytes = False, 0
+
+    async def _in_worker(self, function: Callable[..., Any], args: Any, ctx: ToolContext, own: bool) -> Any:
+        if not own:
+            # A step of another call (a batch's): that call's change is finished only once this
+            # step has returned, even abandoned by a cancellation (_in_thread leaves at its end).
+            ctx.change.join()
+        return await WORKERS.run(self._in_thread, function, args, ctx, own)
+
+    def _in_thread(self, function: Callable[..., Any], args: Any, ctx: ToolContext, own: bool) -> Any:
+        # An abandoned (cancelled) call runs on here until its tool returns; its change is finished then.
+        try:
+            return _drive(self._steps(function, args, ctx, own, INLINE))
+        finally:
+            if not own:
+                ctx.change.leave()
+
+    async def _steps(self, function: Callable[..., Any], args: Any, ctx: ToolContext, own: bool, road: _Road) -> Any:
+        """Guard, ``expectedVersion``, the tool, the change finished: every call's steps, once."""
+        self.in_flight.add(ctx)
+        try:
+            try:
+                with self.host.guard.call(not ctx.tool.annotations.read_only, ctx):
+                    if _expects(args):
+                        await road.blocking(self._expect, args)
+                    out = await road.tool(function, args, ctx)
+            except BaseException:
+                if own:
+                    await road.finishing(self._finish_failed, ctx.change)
+                raise
+            if own and ctx.change.paths:
+                out = _noted(out, await road.blocking(self._finish, ctx.change, False))
+            return out
+        finally:
+            ORDER.ended(ctx)
+            if own and not ctx.change.paths:
+                ORDER.changed(ctx.change)  # waited its turn (a snapshot), announced nothing: no _finish
+            self.in_flight.discard(ctx)
+
+    @staticmethod
+    def _failure(tool: Tool, exc: Exception) -> ToolError:
+        """What a call that raised ``exc`` answers."""
+        if isinstance(exc, ToolError):
+            return exc
+        if isinstance(exc, (HostError, NoPolicy)):
+            return ToolError(ErrorCode.INTERNAL_ERROR, str(exc))
+        if isinstance(exc, OSError):
+            return os_error(exc)
+        log.exception("tool %s (plugin %s) failed", tool.name, tool.plugin, exc_info=exc)
+        return ToolError(
+            ErrorCode.INTERNAL_ERROR,
+            f"{tool.name} failed unexpectedly ({type(exc).__name__}: {exc}); the server's log (stderr) has the details",
+        )
+
+    # -- the call's change --------------------------------------------------------------------
+
+    def _announce(self, change: Change, paths: list[ResolvedPath], call: ToolContext | None) -> None:
+        # The announcing call's own file system: a hook that waits sees that call's cancellation (fs.call).
+        host = self.host
+        fs = host.fs if call is None else call.fs
+        host.pm.hook.fsmcp_before_change(change=change, paths=paths, fs=fs, settings=host.settings)
+
+    def _finish_failed(self, change: Change) -> None:
+        """A failed or cancelled call's change, once the steps it abandoned have returned: they may announce more."""
+        change.settle()
+        if change.paths:
+            self._finish(change, True)
+
+    def _finish(self, change: Change, failed: bool) -> list[str]:
+        host = self.host
+        try:
+            notes = host.pm.hook.fsmcp_after_change(change=change, failed=failed, fs=host.fs, settings=host.settings)
+        except Exception:
+            log.exception("a change hook failed after %s", change.tool)
+            return []
+        finally:
+            ORDER.changed(change)
+        return [note for note in notes if note]
+
+    def _expect(self, args: Any) -> None:
+        field = type(args).versioned
+        raw = getattr(args, field)
+        if isinstance(raw, list):  # a tool that takes several paths: the version of one of them
+            if len(raw) != 1:
+                raise ToolError(
+                    ErrorCode.INVALID_PARAMS,
+                    f"expectedVersion is one file's version: give {to_camel(field)} that one file, or leave expectedVersion out",
+                )
+            raw = raw[0]
+        if raw is None:
+            raise ToolError(ErrorCode.INVALID_PARAMS, f"expectedVersion needs {to_camel(field)}: the file whose version it is")
+        expect_version(self.host.fs, raw, args.expected_version)
+
+
+@dataclass(frozen=True, slots=True)
+class _Road:
+    """How :meth:`CallRunner._steps` runs the tool and the steps that may block."""
+
+    tool: Callable[[Callable[..., Any], Any, ToolContext], Awaitable[Any]]
+    blocking: Callable[..., Awaitable[Any]]
+    finishing: Callable[..., Awaitable[Any]]
+    """A failed call's change: finished even when the call is being cancelled."""
+
+
+async def _call(function: Callable[..., Any], *args: Any) -> Any:
+    return function(*args)
+
+
+async def _await(function: Callable[..., Awaitable[Any]], *args: Any) -> Any:
+    return await function(*args)
+
+
+async def _shielded(function: Callable[..., Any], *args: Any) -> Any:
+    with anyio.CancelScope(shield=True):
+        return await WORKERS.run(function, *args)
+
+
+INLINE = _Road(tool=_call, blocking=_call, finishing=_call)
+"""A plain tool, in the thread it runs in (the event loop's or a worker's): nothing waits."""
+AWAITED = _Road(tool=_await, blocking=WORKERS.run, finishing=_shielded)
+"""An async tool, on the event loop: what touches files goes to a worker thread."""
+
+
+def _drive(steps: Coroutine[Any, Any, Any]) -> Any:
+    """Run ``steps`` on the :data:`INLINE` road to its end, at once: nothing in it waits."""
+    try:
+        steps.send(None)
+    except StopIteration as stop:
+        return stop.value
+    steps.close()
+    raise RuntimeError("a call's steps waited on the inline road")
+
+
+def _result(out: Any) -> Any:
+    return ToolResult.text(out) if isinstance(out, str) else out
+
+
+def _expects(args: Any) -> bool:
+    # Asked of the model's fields first: pydantic's lookup of a missing attribute is slow.
+    return "expected_version" in type(args).model_fields and args.expected_version is not None
+
+
+def _noted(out: Any, notes: list[str]) -> Any:
+    if not notes:
+        return out
+    result = _result(out)
+    if isinstance(result, ToolResult):
+        # Part of the result's text, not a block of its own: a client may join blocks with nothing between.
+        note = " ".join(notes)
+        last = result.parts[-1] if result.parts else None
+        if isinstance(last, Text) and (text := last.text.rstrip()):
+            between = "\n" if "\n" in text else " " if text.endswith(".") else ". "
+            result.parts[-1] = Text(text + between + note)
+        else:
+            result.parts.append(Text(note))
+    return result

@@ -1,0 +1,1 @@
+"""Programs the server starts: Landlock, namespaces, the protected files they must not read."""

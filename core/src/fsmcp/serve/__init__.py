@@ -1,0 +1,1 @@
+"""The transports: MCP over stdio and over streamable HTTP."""

@@ -1,0 +1,400 @@
+"""``fsmcp serve --transport http``: streamable HTTP on uvicorn, behind a bearer token."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import hashlib
+import hmac
+import ipaddress
+import json
+import logging
+import os
+import socket
+import stat
+import time
+from collections.abc import Generator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import uvicorn
+from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
+from mcp.types import UNSUPPORTED_PROTOCOL_VERSION
+from mcp.types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from sse_starlette.sse import AppStatus
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+
+from ..api.config import Settings
+from .server import build_server
+from .stdio import STOP_GRACE
+from ..api.jsontext import TOO_DEEP, too_deep
+from .wire import max_message_bytes
+
+if TYPE_CHECKING:
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+    from ..run.host import Host
+
+log = logging.getLogger("fsmcp")
+
+TOKEN_ENV = "FSMCP_TOKEN"
+PATH = "/mcp"
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+HOW_TO_SET_A_TOKEN = (
+    f"put a secret in a file and pass --token-file FILE (token_file in fsmcp.toml), or set {TOKEN_ENV}; "
+    "for example: python3 -c 'import secrets; print(secrets.token_urlsafe(32))' > ~/.fsmcp-token && "
+    "chmod 600 ~/.fsmcp-token"
+)
+
+
+SPARE_DESCRIPTORS = 24
+"""Descriptors kept free of connections for the calls' own work (files, a program's pipes, the
+journal) and for accepting a connection to refuse it."""
+BURST_GAP = 10.0
+"""Seconds without a refusal that end a burst of them (each burst is logged once)."""
+DESCRIPTORS_PER_REQUEST = 2
+"""A request's connection, and what its call opens meanwhile."""
+
+
+def body_limit(settings: Settings) -> int:
+    """The largest request body: the longest message, as over stdio."""
+    return max_message_bytes(settings.max_file_bytes)
+
+
+def request_limit() -> int:
+    """Requests served at once, below the descriptor limit (``ulimit -n``): past it a request is
+    refused with 503 rather than a descriptor failing some call, or the accept loop."""
+    import resource
+
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    if soft == resource.RLIM_INFINITY:
+        soft = 1 << 20
+    in_use = len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else 16
+    return max(1, (soft - in_use - SPARE_DESCRIPTORS) // DESCRIPTORS_PER_REQUEST)
+
+
+class HttpSetupError(Exception):
+    """HTTP serving cannot start as configured; the message says what to change."""
+
+
+@dataclass
+class Listener:
+    """The bound socket, and what requests to it may say in ``Host`` and ``Origin``."""
+
+    sock: socket.socket
+    address: str
+    port: int
+    loopback: bool
+    hosts: list[str] = field(default_factory=list)
+    origins: list[str] = field(default_factory=list)
+
+    @property
+    def url(self) -> str:
+        return f"http://{_bracketed(self.address)}:{self.port}{PATH}"
+
+
+def read_token(settings: Settings, environ: Mapping[str, str] = os.environ) -> str:
+    """The bearer token: ``token_file``'s content, else ``$FSMCP_TOKEN``; stripped, never empty."""
+    if settings.token_file:
+        path = Path(settings.token_file).expanduser()
+        try:
+            token = path.read_text(encoding="utf-8").strip()
+            mode = path.stat().st_mode
+        except (OSError, UnicodeDecodeError) as exc:
+            raise HttpSetupError(f"cannot read the token file {path} ({exc}); {HOW_TO_SET_A_TOKEN}") from None
+        if not token:
+            raise HttpSetupError(f"the token file {path} is empty; {HOW_TO_SET_A_TOKEN}")
+        if mode & (stat.S_IRWXG | stat.S_IRWXO):
+            log.warning("the token file %s is readable by other users; chmod 600 it", path)
+        return token
+    token = environ.get(TOKEN_ENV, "").strip()
+    if not token:
+        raise HttpSetupError(f"--transport http needs a bearer token that every request must carry: {HOW_TO_SET_A_TOKEN}")
+    return token
+
+
+def listen(settings: Settings) -> Listener:
+    """Bind ``host:port`` (port 0: any free one) and work out the accepted Host and Origin values."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(settings.host, settings.port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
+        sock = socket.socket(family, kind, proto)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(128)
+    except OSError as exc:
+        raise HttpSetupError(f"cannot listen on {settings.host}:{settings.port} ({exc}); choose another --host or --port") from None
+    bound, port = sock.getsockname()[:2]
+    ip = ipaddress.ip_address(bound)
+    listener = Listener(sock, bound, port, ip.is_loopback)
+    names = list(LOOPBACK_NAMES)
+    if not ip.is_loopback and not ip.is_unspecified:
+        names.append(_bracketed(bound))
+    listener.hosts = [f"{name}:{port}" for name in names] + settings.allow_hosts
+    listener.origins = [f"http://{name}:{port}" for name in names] + settings.allow_origins
+    return listener
+
+
+def _bracketed(address: str) -> str:
+    return f"[{address}]" if ":" in address else address
+
+
+class Gate:
+    """What a request must pass before the MCP app sees it, in this order.
+
+    1. ``Authorization: Bearer <token>``, compared in constant time: else 401.
+    2. ``Host`` and ``Origin`` among the accepted values (DNS rebinding): else 421 / 403.
+    3. A handshake-era protocol version: a 2026-07-28 request over HTTP has no session to keep
+       a client's roots and workspace in, so it is told which versions are served (-32022), and
+       clients that speak both fall back to the handshake on their own.
+    """
+
+    def __init__(self, app: ASGIApp, token: str, security: TransportSecuritySettings, *, max_body: int, max_requests: int, max_sessions: int):
+        self.app = app
+        self.max_sessions = max_sessions
+        self._digest = _digest(token)
+        self._security = TransportSecurityMiddleware(security)
+        self.max_body = max_body
+        self.max_requests = max_requests
+        self._serving = 0
+        self.posts = 0
+        """POSTs in flight: the calls a signal lets finish (a session's GET stream never ends)."""
+        self._last_refusal = -BURST_GAP
+        """When a request or a connection was last refused: a burst is logged once, at its start."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if self._serving >= self.max_requests:
+            await self._refuse_busy()(scope, receive, send)
+            return
+        post = scope["method"] == "POST"
+        self._serving += 1
+        self.posts += post
+        try:
+            await self._serve(scope, receive, send)
+        finally:
+            self._serving -= 1
+            self.posts -= post
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
+        request = Request(scope, receive)
+        refusal = self._refuse_unauthorised(request) or await self._security.validate_request(request)
+        if refusal is None and scope["method"] == "POST":
+            body = await _body(request, self.max_body)
+            refusal = self._refuse_body(body)
+            if refusal is None:
+                receive = _replay(body, receive)  # type: ignore[arg-type]
+                request = Request(scope, receive)
+        if refusal is None:
+            refusal = await _refuse_modern_era(request)
+        if refusal is not None:
+            await refusal(scope, receive, send)
+            return
+        if scope["method"] == "POST" and "mcp-session-id" not in request.headers:
+            send = self._sessions_full(scope, receive, send)
+        await self.app(scope, receive, send)
+
+    def _sessions_full(self, scope: Scope, receive: Receive, send: Send) -> Send:
+        """``send`` for a request that opens a session: the SDK's bare 503 at ``max_sessions``
+        (logged at each refusal) becomes one that says what to do, logged once a burst."""
+        full = False
+
+        async def sending(message: Message) -> None:
+            nonlocal full
+            if message["type"] == "http.response.start" and message["status"] == 503:
+                full = True
+            elif not full:
+                await send(message)
+            elif not message.get("more_body", False):
+                if self._burst():
+                    log.warning("refusing new sessions with 503: %d are open, max_sessions; they expire after 30 idle minutes", self.max_sessions)
+                await self._refuse_sessions()(scope, receive, send)
+
+        return sending
+
+    def _refuse_sessions(self) -> Response:
+        message = (
+            f"the server has its most sessions open ({self.max_sessions}, max_sessions); end one you no longer use "
+            f"(DELETE {PATH} with its Mcp-Session-Id), wait until one has been idle 30 minutes, or raise "
+            "max_sessions in the server's configuration"
+        )
+        return JSONResponse({"jsonrpc": "2.0", "id": None, "error": {"code": SERVER_BUSY, "message": message}}, status_code=503)
+
+    def _burst(self) -> bool:
+        """Whether this refusal starts a burst (none for :data:`BURST_GAP` seconds before)."""
+        now = time.monotonic()
+        starts, self._last_refusal = now - self._last_refusal >= BURST_GAP, now
+        return starts
+
+    def loop_exception(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        """asyncio's accept loop, out of descriptors, logs a traceback for each try (2,048 a
+        second); a burst of them is logged once here, as refused requests are."""
+        exc = context.get("exception")
+        if isinstance(exc, OSError) and exc.errno in (errno.EMFILE, errno.ENFILE) and "accept" in context.get("message", ""):
+            if self._burst():
+                log.warning("cannot accept connections: no descriptor is left (ulimit -n); they wait until one is, or raise the limit")
+            return
+        if isinstance(exc, ValueError) and "_start_serving" in repr(context.get("handle")):
+            return  # a retry of the accept loop scheduled before the server closed
+        loop.default_exception_handler(context)
+
+    def _refuse_busy(self) -> Response:
+        if self._burst():
+            log.warning(
+                "refusing requests with 503: %d are being served, the most this server's descriptor limit (ulimit -n) "
+                "leaves room for; raise the limit to serve more at once", self._serving
+            )
+        message = f"the server is serving its most requests at once ({self.max_requests}); retry shortly"
+        return JSONResponse({"jsonrpc": "2.0", "id": None, "error": {"code": SERVER_BUSY, "message": message}}, status_code=503, headers={"Retry-After": "1"})
+
+    def _refuse_body(self, body: bytes | None) -> Response | None:
+        if body is None:
+            message = (
+                f"the request body is past this server's limit of {self.max_body:,} bytes (a file of max_file_bytes as "
+                "JSON text, and the request around it); write a larger file in parts (write_file, then append_file), "
+                "or raise max_file_bytes in the server's configuration"
+            )
+            return JSONResponse({"jsonrpc": "2.0", "id": None, "error": {"code": INVALID_REQUEST, "message": message}}, status_code=413)
+        if too_deep(body):  # before the SDK's parser, whose recursion it would exhaust
+            return JSONResponse({"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": TOO_DEEP}}, status_code=400)
+        return None
+
+    def _refuse_unauthorised(self, request: Request) -> Response | None:
+        scheme, _, presented = request.headers.get("authorization", "").partition(" ")
+        # Digests of equal length, so the comparison takes the same time whatever was sent.
+        if scheme.lower() == "bearer" and hmac.compare_digest(_digest(presented.strip()), self._digest):
+            return None
+        client = f"{request.client.host}:{request.client.port}" if request.client else "an unknown client"
+        if scheme.lower() == "bearer":
+            log.warning("refused %s %s from %s: wrong bearer token", request.method, request.url.path, client)
+            challenge = 'Bearer realm="fsmcp", error="invalid_token"'
+        else:
+            log.warning("refused %s %s from %s: no bearer token", request.method, request.url.path, client)
+            challenge = 'Bearer realm="fsmcp"'
+        return PlainTextResponse(
+            "401 Unauthorized: send the server's token as 'Authorization: Bearer <token>'\n",
+            status_code=401,
+            headers={"WWW-Authenticate": challenge},
+        )
+
+
+def _digest(token: str) -> bytes:
+    return hashlib.sha256(token.encode("utf-8", "surrogateescape")).digest()
+
+
+PARSE_ERROR, INVALID_REQUEST = -32700, -32600
+SERVER_BUSY = -32000
+"""JSON-RPC's range for a server's own errors: this one, too many requests at once."""
+
+
+async def _body(request: Request, limit: int) -> bytes | None:
+    """The request's body, or None past ``limit`` bytes (read no further)."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        return None
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            return None
+    return bytes(body)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """``receive`` for the app behind the gate: the body already read, then the connection's own."""
+    sent = False
+
+    async def replayed() -> dict[str, object]:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replayed  # type: ignore[return-value]
+
+
+async def _refuse_modern_era(request: Request) -> Response | None:
+    requested = request.headers.get("mcp-protocol-version")
+    if requested is None or requested in HANDSHAKE_PROTOCOL_VERSIONS:
+        return None
+    try:
+        body = json.loads(await request.body())
+    except ValueError:
+        body = None
+    error = {
+        "code": UNSUPPORTED_PROTOCOL_VERSION,
+        "message": f"protocol version {requested} is not served over HTTP here: it keeps no session, and this "
+        "server keeps each client's roots and workspace per session; use one of the handshake versions",
+        "data": {"supported": list(HANDSHAKE_PROTOCOL_VERSIONS), "requested": requested},
+    }
+    request_id = body.get("id") if isinstance(body, dict) else None
+    return JSONResponse({"jsonrpc": "2.0", "id": request_id, "error": error}, status_code=400)
+
+
+def app_for(host: Host, token: str, listener: Listener) -> Gate:
+    """The ASGI app: the gate in front of the SDK's streamable-HTTP app (one session per client)."""
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=True, allowed_hosts=listener.hosts, allowed_origins=listener.origins
+    )
+    server = build_server(host)
+    max_body = body_limit(host.settings)
+    sessions = host.settings.max_sessions
+    app = server.streamable_http_app(streamable_http_path=PATH, transport_security=security, max_request_body_size=max_body, max_sessions=sessions)
+    logging.getLogger("mcp.server.streamable_http_manager").addFilter(_SessionsRefused())
+    return Gate(app, token, security, max_body=max_body, max_requests=request_limit(), max_sessions=sessions)
+
+
+class _SessionsRefused(logging.Filter):
+    """The SDK logs each session it refuses; the gate logs a burst of them once."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("Refusing to open a new session")
+
+
+async def serve_http(host: Host, token: str, listener: Listener) -> None:
+    gate = app_for(host, token, listener)
+    asyncio.get_running_loop().set_exception_handler(gate.loop_exception)
+    config = uvicorn.Config(
+        gate,
+        log_config=None,  # our stderr logging; uvicorn's own would send access lines to stdout
+        log_level=logging.getLogger().level,
+        ws="none",
+        lifespan="on",
+        timeout_graceful_shutdown=STOP_GRACE,  # SIGTERM and SIGINT end both transports alike
+    )
+    await _Server(config, gate).serve(sockets=[listener.sock])
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, ending on SIGTERM or SIGINT as stdio does: no new connection, the calls in
+    flight have :data:`STOP_GRACE` seconds to finish and answer, then exit 0."""
+
+    def __init__(self, config: uvicorn.Config, gate: Gate):
+        super().__init__(config)
+        self.gate = gate
+        # sse_starlette ends every event stream, a call's answer included, as soon as uvicorn
+        # hears a signal; they end here once the calls are done instead.
+        AppStatus.disable_automatic_graceful_drain()
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Generator[None, None, None]:
+        with super().capture_signals():
+            yield
+            # uvicorn raises the signal again once it has served, killing the process (-15);
+            # the signal was handled: the server ended as asked.
+            self._captured_signals.clear()
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        for server in self.servers:
+            server.close()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + STOP_GRACE
+        while self.gate.posts and not self.force_exit and loop.time() < deadline:
+            await asyncio.sleep(0.05)
+        AppStatus.should_exit = True  # the streams left (a session's GET) end now
+        await super().shutdown(sockets)

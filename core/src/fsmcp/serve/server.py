@@ -1,0 +1,91 @@
+"""The host's tools on the ``mcp`` SDK's low-level server, for streamable HTTP (``http.py``).
+
+Over HTTP only the handshake era is served (``http.py`` refuses 2026-07-28 requests, which
+stand alone without a session); stdio has its own transport (``stdio.py``).
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+from mcp import MCPDeprecationWarning, types
+from mcp.server import Server, ServerRequestContext
+from pydantic import BaseModel, ConfigDict
+
+from ..api import __version__
+from .client_roots import ClientRoots
+from ..paths.consent import Consent, elicits_forms
+from ..paths.guard import Session
+from ..run.host import Host
+
+_STATE_KEY = "fsmcp.client_roots"
+_SESSION_KEY = "fsmcp.session"
+_OFFERS_ROOTS = types.ClientCapabilities(roots=types.RootsCapability())
+
+
+class _AnyResult(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+def _client_roots(ctx: ServerRequestContext[Any], host: Host) -> ClientRoots:
+    # The SDK keeps per-connection state on its Connection, which ServerRequestContext does not
+    # expose yet (the SDK's Context rework will); a session's roots must live and die with it.
+    state = ctx.session._connection.state
+    if _STATE_KEY not in state:
+        state[_STATE_KEY] = ClientRoots(host.roots)
+    return state[_STATE_KEY]
+
+
+def _session(ctx: ServerRequestContext[Any]) -> Session:
+    return ctx.session._connection.state.setdefault(_SESSION_KEY, Session())  # per MCP session, as the roots
+
+
+def _declared(ctx: ServerRequestContext[Any]) -> dict[str, Any]:
+    capabilities = ctx.session.client_capabilities
+    return capabilities.model_dump(by_alias=True, exclude_none=True) if capabilities is not None else {}
+
+
+def build_server(host: Host) -> Server[Any]:
+    """One server for every HTTP session; each session's :class:`ClientRoots` end with it."""
+    tools = [types.Tool.model_validate(t) for t in host.listing()]  # built once: the list never changes
+
+    async def on_list_tools(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tools)
+
+    async def on_call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
+        client = _client_roots(ctx, host)
+        if not client.known and ctx.session.check_client_capability(_OFFERS_ROOTS):
+
+            async def list_roots() -> Any:
+                # session.list_roots() would validate every root strictly; ClientRoots is lenient.
+                return (await ctx.session.send_request(types.ListRootsRequest(), _AnyResult)).model_dump()
+
+            await client.ask(list_roots)
+
+        async def send_progress(done: float, total: float | None, message: str | None) -> None:
+            await ctx.session.report_progress(done, total, message)
+
+        async def elicit(message: str, schema: dict[str, Any]) -> Any:
+            return await ctx.session.elicit_form(message, schema, related_request_id=ctx.request_id)
+
+        asking = Consent(host.settings.ask_timeout, ask=elicit) if elicits_forms(_declared(ctx)) else None
+        with host.roots.viewing(client.view):
+            result = await host.call(params.name, params.arguments, send_progress=send_progress, session=_session(ctx), asking=asking)
+            return types.CallToolResult.model_validate(result)
+
+    async def on_roots_list_changed(ctx: ServerRequestContext[Any], params: types.NotificationParams | None) -> None:
+        _client_roots(ctx, host).changed()  # asked again before the next tool call, which then sees the new roots
+
+    with warnings.catch_warnings():
+        # Roots are deprecated as of 2026-07-28, but handshake-era clients still send
+        # roots/list_changed, and honouring it is how their roots stay current.
+        warnings.simplefilter("ignore", MCPDeprecationWarning)
+        return Server(
+            "fsmcp",
+            version=__version__,
+            instructions=host.instructions(),
+            on_list_tools=on_list_tools,
+            on_call_tool=on_call_tool,
+            on_roots_list_changed=on_roots_list_changed,
+        )

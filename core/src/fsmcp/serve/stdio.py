@@ -1,0 +1,604 @@
+"""The stdio transport: MCP over stdin and stdout, spoken by the host itself.
+
+Both protocol eras are served here without the ``mcp`` SDK, whose import alone takes longer
+than Node takes to start the reference server, and whose per-message models cost more than the
+tool calls they carry. The client's first request decides the era, by the rule the SDK applies:
+``initialize`` opens the handshake era (2024-11-05 to 2025-11-25); a request whose ``_meta``
+carries the 2026-07-28 envelope opens that era, in which every request carries the envelope,
+every result says its ``resultType`` and the server's name, and the server sends no requests:
+it asks for the client's roots with an ``input_required`` result instead of ``roots/list``.
+
+Asking the user (``elicitation/create``, :mod:`fsmcp.consent`) follows the same two ways: a
+request to the client in the middle of the call in the handshake era, an ``input_required``
+result whose answers come back with the client's next try of the same call in 2026-07-28.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import json
+import logging
+import os
+import re
+import signal
+import sys
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from ..api import __version__
+from . import shapes
+from .client_roots import ClientRoots
+from ..paths.consent import Consent, call_digest, elicits_forms, form
+from ..api.errors import OffLoop
+from ..api.jsontext import TOO_DEEP, too_deep
+from .wire import TOO_LONG, PipeWire, Wire, max_message_bytes, too_long
+from ..run.workers import WORKERS
+
+if TYPE_CHECKING:
+    from ..run.deferred import DeferredHost
+    from ..paths.guard import Session
+    from ..run.host import Host
+
+log = logging.getLogger("fsmcp")
+
+HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+"""Handshake-era versions; a client asking ``initialize`` for another is offered the newest."""
+MODERN_VERSIONS = ("2026-07-28",)
+"""Versions of the per-request-envelope era."""
+VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+"""In ``params._meta`` of a 2026-07-28 request, and never in a handshake-era one."""
+CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
+CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
+SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
+ROOTS_INPUT = "roots"
+"""The key of the roots request in an ``input_required`` result, and of its answer."""
+MAX_PARKED = 64
+"""2026-07-28 calls waiting for their user's answers that one connection keeps, oldest dropped."""
+
+PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR = -32700, -32600, -32601, -32602, -32603
+UNSUPPORTED_PROTOCOL_VERSION = -32022
+INTERNAL_MESSAGE = "Internal error: the server's log (stderr) has the details"
+CLOSING_GRACE = 1.0
+"""Seconds the calls in flight when a live client closes its input (its way to leave) have to
+answer before they are cancelled."""
+EXIT_GRACE = 1.0
+"""Seconds the cancelled calls have to stop before the process exits without them."""
+STOP_GRACE = 5.0
+"""Seconds the calls in flight when SIGTERM or SIGINT comes have to finish and answer before they
+are cancelled (as uvicorn gives them over HTTP): a write under way ends whole, not cut short."""
+MAX_IN_FLIGHT = 64
+"""Calls one connection runs at once (a stdio server's one connection: all it runs). Past it no
+request is read until one ends: with the pause of stdin past ``PAUSE_BYTES`` and answers that
+wait for the client to read them, a client that sends faster than it reads is held back by its
+own pipe, whatever it calls. While a call waits for the client's answer (its roots, its user's),
+four times as many run, so that the answer is read behind up to that many more requests."""
+BATCH_VERSIONS = ("2025-03-26",)
+"""The versions whose connections may send JSON-RPC batches: 2025-06-18 removed them."""
+
+_batch: contextvars.ContextVar[list[dict[str, Any]] | None] = contextvars.ContextVar("batch", default=None)
+"""Where the answers to the requests of a batch gather, to be sent as one array."""
+
+
+class ClientError(Exception):
+    """The client answered one of our requests with an error, or left before answering."""
+
+
+class Refusal(Exception):
+    """A request answered with a JSON-RPC error."""
+
+    def __init__(self, code: int, message: str, data: Any = None):
+        super().__init__(message)
+        self.code, self.message, self.data = code, message, data
+
+
+class Connection:
+    """One client: its era, its roots, the calls it may cancel."""
+
+    def __init__(self, host: Host | DeferredHost, wire: Wire, *, modern: bool = False):
+        self.host = host
+        self.wire = wire
+        self.modern = modern
+        self.tools = host.listing()
+        self.server_info = {"name": "fsmcp", "version": __version__}
+        self.roots = ClientRoots(host.roots)
+        self.session: Session | None = None
+        """Made at the first call: what it needs is loaded then, not at start-up."""
+        self.offers_roots = False
+        self.elicits = False
+        self.parked: dict[str, tuple[str, Consent]] = {}
+        """2026-07-28 calls waiting for their user's answers, by the ``requestState`` they were sent."""
+        self.initialized = False
+        self.version: str | None = None
+        self.running: dict[Any, asyncio.Task[None]] = {}
+        self.asked: dict[int, asyncio.Future[Any]] = {}
+        self.last_id = 0
+        self.closed = False
+        self.gone = False
+        self.serving: asyncio.Task[Any] | None = None
+        self._room: asyncio.Future[None] | None = None
+        """Set when a call ends or one of ours asks the client: the reading may go on."""
+
+    async def serve(self, first: list[Any], rest: AsyncIterator[Any]) -> list[asyncio.Task[None]]:
+        """Serve until the client leaves; the calls then still running, cancelled."""
+        loop = asyncio.get_running_loop()
+        self.serving = asyncio.current_task()
+        watch = loop.create_task(self.watch_hang_up())
+        try:
+            for message in first:
+                await self.receive(message)
+            async for message in rest:
+                await self.receive(message)
+            self.closed = True
+            for future in self.asked.values():
+                if not future.done():
+                    future.set_exception(ClientError("the client closed the connection"))
+            # The calls still running finish and answer: the end of a file of requests, as in
+            # `fsmcp serve < requests.jsonl`, is no client leaving. A live client that closes
+            # its input is leaving (stdio's way to end a session), and may still read for a while.
+            deadline = loop.time() + CLOSING_GRACE if self.wire.live else None
+            while self.running and (deadline is None or loop.time() < deadline):
+                await asyncio.wait(list(self.running.values()), timeout=None if deadline is None else deadline - loop.time())
+        except asyncio.CancelledError:
+            if not (self.gone or self.wire.stopped):
+                raise
+            if not self.gone:
+                # Told to end: no new request is read; the calls in flight finish and answer.
+                asyncio.current_task().uncancel()  # type: ignore[union-attr]
+                await self.finish(STOP_GRACE)
+        finally:
+            watch.cancel()
+            for task in self.running.values():
+                task.cancel()
+        return list(self.running.values())
+
+    def start(self, key: Any, task: asyncio.Task[None]) -> None:
+        self.running[key] = task
+        task.add_done_callback(lambda done: self.ended(key, done))
+
+    def ended(self, key: Any, task: asyncio.Task[None]) -> None:
+        if self.running.get(key) is task:
+            del self.running[key]
+        self.wake()
+
+    def wake(self) -> None:
+        if self._room is not None and not self._room.done():
+            self._room.set_result(None)
+
+    async def make_room(self) -> None:
+        """Return once fewer than :data:`MAX_IN_FLIGHT` calls run (four times as many while one
+        waits for the client's answer, which must be read)."""
+        while len(self.running) >= (MAX_IN_FLIGHT * 4 if self.asked else MAX_IN_FLIGHT):
+            self._room = asyncio.get_running_loop().create_future()
+            try:
+                await self._room
+            finally:
+                self._room = None
+
+    async def finish(self, grace: float) -> None:
+        """Wait up to ``grace`` seconds for the calls in flight; a second signal waits no more."""
+        if self.running:
+            log.warning("%s: no new request is read; %d call(s) in flight have %g s to finish", self.wire.stopped, len(self.running), grace)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + grace
+        try:
+            while self.running and loop.time() < deadline:
+                await asyncio.wait(list(self.running.values()), timeout=deadline - loop.time())
+        except asyncio.CancelledError:
+            pass  # the caller's finally cancels what is still running
+
+    async def watch_hang_up(self) -> None:
+        """A client that can no longer read the answers is gone, whatever its calls are doing."""
+        await self.wire.hung_up()
+        self.gone = True
+        if self.serving is not None:
+            self.serving.cancel()
+
+    async def receive(self, message: Any) -> None:
+        if isinstance(message, list):
+            await self.receive_batch(message)
+            return
+        if not isinstance(message, dict):
+            await self.error(None, INVALID_REQUEST, "not a JSON-RPC message")
+            return
+        method, id_ = message.get("method"), message.get("id")
+        if "id" in message and not _valid_id(id_) or message.get("jsonrpc") != "2.0":
+            await self.error(id_ if _valid_id(id_) else None, INVALID_REQUEST, 'not a JSON-RPC 2.0 message: it needs "jsonrpc": "2.0" and an id that is a string or an integer')
+            return
+        if not isinstance(method, str):
+            if "result" in message or "error" in message:
+                self.answered(message)
+            elif id_ is not None:
+                await self.error(id_, INVALID_REQUEST, "not a JSON-RPC request: it has no method")
+            return
+        params = message.get("params")
+        if "id" not in message:
+            self.notified(method, params)
+            return
+        try:
+            if params is not None and not isinstance(params, dict):
+                raise Refusal(INVALID_PARAMS, f"the params of {method} must be an object")
+            if self.modern:
+                self.check_envelope(method, params or {})
+            elif method != "initialize" and _enveloped(params):
+                raise Refusal(INVALID_REQUEST, "this connection opened with initialize: requests carrying the 2026-07-28 envelope are not accepted on it")
+            elif not self.initialized and method not in ("initialize", "ping"):
+                raise Refusal(INVALID_REQUEST, f"{method} before initialize: the connection starts with initialize")
+            if wrong := shapes.initialize(params) if method == "initialize" else shapes.check(method, params or {}):
+                raise Refusal(INVALID_PARAMS, wrong)
+            params = params or {}
+            if method == "tools/call":
+                try:
+                    done, on_loop = self.call_now(params), True
+                except OffLoop:
+                    done, on_loop = None, False
+                if done is not None:
+                    await self.reply(id_, done)
+                    return
+                # A plain asyncio task: anyio's task group spawn cost more than a small call. It
+                # is registered before it starts, so that a cancellation on the next line finds it.
+                task = asyncio.get_running_loop().create_task(self.call(id_, params, on_loop))
+                self.start(id_, task)
+                await self.make_room()
+                return
+            result = self.answer_now(method, params)
+        except Refusal as refusal:
+            await self.error(id_, refusal.code, refusal.message, refusal.data)
+            return
+        await self.reply(id_, result)
+
+    def check_envelope(self, method: str, params: dict[str, Any]) -> None:
+        """A 2026-07-28 request carries the protocol version and the client's capabilities."""
+        if method == "initialize":
+            raise Refusal(
+                UNSUPPORTED_PROTOCOL_VERSION,
+                "this connection speaks the 2026-07-28 protocol, which has no initialize handshake",
+                {"supported": list(MODERN_VERSIONS), "requested": params.get("protocolVersion")},
+            )
+        meta = params.get("_meta")
+        missing = [key for key in (VERSION_KEY, CAPABILITIES_KEY) if not isinstance(meta, dict) or key not in meta]
+        if missing:
+            raise Refusal(INVALID_PARAMS, f"params._meta is missing the required envelope key(s): {', '.join(missing)}")
+        version = meta[VERSION_KEY]
+        if not isinstance(version, str):
+            raise Refusal(INVALID_PARAMS, f"params._meta[{VERSION_KEY!r}] must be a string")
+        if version not in MODERN_VERSIONS:
+            raise Refusal(UNSUPPORTED_PROTOCOL_VERSION, f"unsupported protocol version {version}", {"supported": list(MODERN_VERSIONS), "requested": version})
+        if wrong := shapes.envelope(meta, CAPABILITIES_KEY, CLIENT_INFO_KEY):
+            raise Refusal(INVALID_PARAMS, wrong)
+        self.offers_roots = meta[CAPABILITIES_KEY].get("roots") is not None
+
+    def answer_now(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        if self.modern:
+            if method == "server/discover":
+                answer = {"supportedVersions": list(MODERN_VERSIONS), "capabilities": {"tools": {"listChanged": False}}, "instructions": self.host.instructions()}
+                return self.complete({**answer, "cacheScope": "private", "ttlMs": 0})
+            if method == "tools/list":
+                return self.complete({"tools": self.tools, "cacheScope": "private", "ttlMs": 0})
+        elif method == "initialize":
+            asked = params["protocolVersion"]
+            self.offers_roots = params["capabilities"].get("roots") is not None
+            self.elicits = elicits_forms(params["capabilities"])
+            self.initialized = True
+            self.version = asked if asked in HANDSHAKE_VERSIONS else HANDSHAKE_VERSIONS[-1]
+            return {
+                "protocolVersion": self.version,
+                "capabilities": {"tools": {"listChanged": False}},
+                "serverInfo": self.server_info,
+                "instructions": self.host.instructions(),
+            }
+        elif method == "tools/list":
+            return {"tools": self.tools}
+        elif method == "ping":
+            return {}
+        raise Refusal(METHOD_NOT_FOUND, "Method not found", method)
+
+    def complete(self, result: dict[str, Any], kind: str = "complete") -> dict[str, Any]:
+        """A 2026-07-28 result: it says whether it is final, and who answered."""
+        return {**result, "resultType": kind, "_meta": {**result.get("_meta", {}), SERVER_INFO_KEY: self.server_info}}
+
+    def notified(self, method: str, params: Any) -> None:
+        if method == "notifications/cancelled" and isinstance(params, dict):
+            task = self.running.get(params.get("requestId"))
+            if task is not None:
+                task.cancel()  # the client expects no answer, and gets none
+        elif method == "notifications/roots/list_changed":
+            self.roots.changed()  # asked again before the next tool call
+
+    def answered(self, message: dict[str, Any]) -> None:
+        future = self.asked.get(message.get("id"))  # type: ignore[arg-type]
+        if future is None or future.done():
+            log.warning("an answer to no request of ours: %.200s", message)
+        elif "error" in message:
+            error = message["error"] if isinstance(message["error"], dict) else {}
+            future.set_exception(ClientError(f"{error.get('code')}: {error.get('message')}"))
+        else:
+            future.set_result(message["result"])
+
+    async def call(self, id_: Any, params: dict[str, Any], on_loop: bool = True) -> None:
+        try:
+            await self._call(id_, params, on_loop)
+        except ConnectionError:
+            # The client no longer reads: nobody is left to answer, so the connection ends.
+            self.gone = True
+            if self.serving is not None:
+                self.serving.cancel()
+
+    async def _call(self, id_: Any, params: dict[str, Any], on_loop: bool) -> None:
+        name, arguments = params["name"], params.get("arguments")
+        token = (params.get("_meta") or {}).get("progressToken")
+
+        async def send_progress(done: float, total: float | None, message: str | None) -> None:
+            if token is not None:
+                note = {"progressToken": token, "progress": done, "total": total, "message": message}
+                await self.notify("notifications/progress", {k: v for k, v in note.items() if v is not None})
+
+        try:
+            asking = None
+            if self.modern:
+                responses = params.get("inputResponses")
+                if isinstance(responses, dict) and ROOTS_INPUT in responses:
+                    self.roots.apply(responses[ROOTS_INPUT])
+                elif self.offers_roots and not self.roots.known:
+                    # This era has no server-to-client requests: the client asks and calls again.
+                    await self.reply(id_, self.complete({"inputRequests": {ROOTS_INPUT: {"method": "roots/list"}}}, "input_required"))
+                    return
+                if elicits_forms(params["_meta"][CAPABILITIES_KEY]):
+                    asking = self.resumed(name, arguments, params.get("requestState"), responses)
+            else:
+                if self.offers_roots and not self.roots.known:
+                    await self.roots.ask(self.list_roots)
+                if self.elicits:
+                    asking = Consent(self.host.settings.ask_timeout, ask=self.elicit)
+            with self.host.roots.viewing(self.roots.view):
+                result = await self.host.call(name, arguments, send_progress=send_progress, session=self.own_session(), asking=asking, on_loop=on_loop)
+            if asking is not None and asking.waiting:
+                await self.reply(id_, self.complete(self.park(name, arguments, asking), "input_required"))
+                return
+        except Exception:
+            log.exception("tools/call %s failed", name)
+            await self.error(id_, INTERNAL_ERROR, INTERNAL_MESSAGE)
+            return
+        await self.reply(id_, self.complete(result) if self.modern else result)
+
+    def own_session(self) -> Session:
+        """This connection's session, made at its first call: what it needs is loaded then."""
+        if self.session is None:
+            from ..paths.guard import Session
+
+            self.session = Session()
+        return self.session
+
+    def call_now(self, params: dict[str, Any]) -> dict[str, Any] | None:
+        """A quick tool's answer, made here without a task of its own (see :meth:`Host.call_now`);
+        None for a call that may need the client (its roots, its user, progress); OffLoop for one
+        whose work turned out large."""
+        if self.offers_roots and not self.roots.known:
+            return None
+        meta = params.get("_meta") or {}
+        if "progressToken" in meta:
+            return None
+        if self.modern:
+            if "inputResponses" in params or elicits_forms(meta[CAPABILITIES_KEY]):
+                return None
+        elif self.elicits:
+            return None
+        try:
+            with self.host.roots.viewing(self.roots.view):
+                result = self.host.call_now(params["name"], params.get("arguments"), session=self.own_session())
+        except OffLoop:
+            raise
+        except Exception:
+            log.exception("tools/call %s failed", params["name"])
+            raise Refusal(INTERNAL_ERROR, INTERNAL_MESSAGE) from None
+        if result is None:
+            return None
+        return self.complete(result) if self.modern else result
+
+    def resumed(self, name: str, arguments: Any, state: Any, responses: Any) -> Consent:
+        """A 2026-07-28 call's answers so far: those of its earlier rounds, and the user's latest."""
+        parked = self.parked.pop(state, None) if isinstance(state, str) else None
+        if parked is None or parked[0] != call_digest(name, arguments):
+            return Consent(self.host.settings.ask_timeout)
+        asking = parked[1]
+        asking.answer(responses if isinstance(responses, dict) else {})
+        return asking
+
+    def park(self, name: str, arguments: Any, asking: Consent) -> dict[str, Any]:
+        """The ``input_required`` result that puts ``asking``'s questions; kept until the call comes back once."""
+        state = os.urandom(16).hex()
+        self.parked[state] = (call_digest(name, arguments), asking)
+        while len(self.parked) > MAX_PARKED:
+            del self.parked[next(iter(self.parked))]
+        return {"inputRequests": asking.input_requests(), "requestState": state}
+
+    async def list_roots(self) -> Any:
+        return await self.request("roots/list")
+
+    async def elicit(self, message: str, schema: dict[str, Any]) -> Any:
+        # ``mode`` came with 2025-11-25; an earlier client's strict reader may refuse it.
+        return await self.request("elicitation/create", form(message, schema, with_mode=(self.version or "") >= "2025-11-25"))
+
+    async def request(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        """Send a request to the client on the back-channel and wait for its answer."""
+        if self.closed:
+            raise ClientError("the client closed the connection")
+        self.last_id += 1
+        id_ = self.last_id
+        self.asked[id_] = asyncio.get_running_loop().create_future()
+        self.wake()  # its answer comes on the input: the reading goes on
+        try:
+            await self.wire.send({"jsonrpc": "2.0", "id": id_, "method": method, **({"params": params} if params is not None else {})})
+            return await self.asked[id_]
+        except asyncio.CancelledError:
+            if not self.closed:
+                import anyio
+
+                with anyio.CancelScope(shield=True):  # so that the client stops asking its user
+                    try:
+                        await self.notify("notifications/cancelled", {"requestId": id_, "reason": "the server stopped waiting"})
+                    except ConnectionError:
+                        pass
+            raise
+        finally:
+            del self.asked[id_]
+
+    async def receive_batch(self, batch: list[Any]) -> None:
+        """A JSON-RPC batch, on a connection whose version has them: one array answers it."""
+        if self.version not in BATCH_VERSIONS or self.modern:
+            await self.error(None, INVALID_REQUEST, "batches are not supported on this connection: send one message per line")
+            return
+        if not batch:
+            await self.error(None, INVALID_REQUEST, "an empty batch: a batch holds at least one message")
+            return
+        if any(isinstance(message, dict) and message.get("method") == "initialize" for message in batch):
+            await self.error(None, INVALID_REQUEST, "initialize cannot be part of a batch: send it alone")
+            return
+        answers: list[dict[str, Any]] = []
+        before = set(self.running.values())
+        token = _batch.set(answers)  # the calls' tasks copy the context, and answer into the batch too
+        try:
+            for message in batch:
+                await self.receive(message)
+        finally:
+            _batch.reset(token)
+        calls = [task for task in self.running.values() if task not in before]
+        if calls:
+            # Sent once the batch's calls are done, while the connection reads on (a cancellation
+            # of one of them must still reach it).
+            # Kept among the running tasks, under a key no request id can equal.
+            task = asyncio.get_running_loop().create_task(self.answer_batch(calls, answers))
+            self.start(object(), task)
+        elif answers:
+            await self.wire.send(answers)
+
+    async def answer_batch(self, calls: list[asyncio.Task[None]], answers: list[dict[str, Any]]) -> None:
+        await asyncio.wait(calls)
+        if answers:
+            try:
+                await self.wire.send(answers)
+            except ConnectionError:
+                self.gone = True
+                if self.serving is not None:
+                    self.serving.cancel()
+
+    async def reply(self, id_: Any, result: dict[str, Any]) -> None:
+        await self.answer({"jsonrpc": "2.0", "id": id_, "result": result})
+
+    async def error(self, id_: Any, code: int, message: str, data: Any = None) -> None:
+        error = {"code": code, "message": message, **({"data": data} if data is not None else {})}
+        await self.answer({"jsonrpc": "2.0", "id": id_, "error": error})
+
+    async def answer(self, message: dict[str, Any]) -> None:
+        batch = _batch.get()
+        if batch is None:
+            await self.wire.send(message)
+        else:
+            batch.append(message)
+
+    async def notify(self, method: str, params: dict[str, Any]) -> None:
+        await self.wire.send({"jsonrpc": "2.0", "method": method, "params": params})
+
+
+async def messages(wire: Wire) -> AsyncIterator[dict[str, Any] | list[Any]]:
+    """Each message (or batch) the client sends; lines that are neither are answered with an error here."""
+    while (line := await wire.read_line()) is not None:
+        if not line.strip():
+            continue
+        if line is TOO_LONG and wire.limit is not None:
+            await wire.send({"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": too_long(wire.limit)}})
+            continue
+        if too_deep(line):  # before any parser, whose recursion it would exhaust
+            await wire.send({"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": TOO_DEEP}})
+            continue
+        try:
+            message = _loads(line)
+        except ValueError:
+            await wire.send({"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": "Parse error: not a JSON line"}})
+            continue
+        if not isinstance(message, (dict, list)):
+            await wire.send({"jsonrpc": "2.0", "id": None, "error": {"code": INVALID_REQUEST, "message": "not a JSON-RPC message"}})
+            continue
+        yield message
+
+
+_LONG_NUMBER = re.compile(rb"\d{19}")
+"""Digits enough for an integer past 64 bits, which orjson would read as a float."""
+
+
+def _loads(line: bytes) -> Any:
+    # orjson reads a request in a sixth of the standard library's time; what it refuses (a
+    # lone surrogate, NaN) or would read otherwise (a long integer) the standard library reads.
+    if _LONG_NUMBER.search(line) is None:
+        try:
+            return orjson.loads(line)
+        except ValueError:
+            pass
+    return json.loads(line)
+
+
+def _valid_id(id_: Any) -> bool:
+    return isinstance(id_, str) or (isinstance(id_, int) and not isinstance(id_, bool))
+
+
+def _enveloped(params: Any) -> bool:
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return isinstance(meta, dict) and VERSION_KEY in meta
+
+
+def opens_modern(message: dict[str, Any]) -> bool:
+    return message.get("method") != "initialize" and _enveloped(message.get("params"))
+
+
+async def serve_stdio(host: Host | DeferredHost) -> None:
+    """Serve one client over stdin and stdout until it closes its end, or SIGTERM or SIGINT comes;
+    then end the process promptly."""
+    loop = asyncio.get_running_loop()
+    wire = await PipeWire.claim(max_message_bytes(host.settings.max_file_bytes))
+    serving = asyncio.current_task()
+
+    def stop(name: str) -> None:
+        # The first signal stops the reading (the task is cancelled where it waits for a line),
+        # the second the waiting for the calls in flight.
+        wire.stopped = name
+        serving.cancel()  # type: ignore[union-attr]
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop, signal.Signals(signum).name)
+    try:
+        abandoned = await serve_wire(host, wire)
+    except asyncio.CancelledError:
+        if not wire.stopped:
+            raise
+        abandoned = []  # the signal came before the first request: nothing runs
+    finally:
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(signum)
+    deadline = loop.time() + EXIT_GRACE
+    if abandoned:
+        await asyncio.wait(abandoned, timeout=EXIT_GRACE)
+    # A call's thread stops at its next check for cancellation; one blocked in a read that does
+    # not return (a FIFO, a hung mount) must not hold the process once nobody waits for it.
+    if any(not task.done() for task in abandoned) or not WORKERS.wait_idle(max(0.0, deadline - loop.time())):
+        why = f"{wire.stopped}: calls were still running" if wire.stopped else "the client left while calls were still running"
+        log.warning("%s; exiting without waiting for them", why)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
+
+
+async def serve_wire(host: Host | DeferredHost, wire: Wire) -> list[asyncio.Task[None]]:
+    """Serve one client over ``wire``, in the era its first request opens; the calls left running, cancelled."""
+    incoming = messages(wire)
+    lead: list[dict[str, Any] | list[Any]] = []
+    modern = False
+    async for message in incoming:
+        lead.append(message)
+        if isinstance(message, list):
+            break  # a batch opens no era: it is refused before initialize
+        if "method" in message and "id" in message:  # the first request decides the era
+            modern = opens_modern(message)
+            break
+    return await Connection(host, wire, modern=modern).serve(lead, incoming)
