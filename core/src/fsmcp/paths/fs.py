@@ -168,6 +168,9 @@ class FileSystem:
         self.max_file_bytes = max_file_bytes
         self.guard = guard
         self._conf = Confinement(policy.roots.operator, policy.resolve, naive=naive)
+        self.server = self
+        """The server's own file system, which each call's (:meth:`for_call`) is bound from: the
+        same object for the server's life, so a key for what a plugin keeps per server."""
 
     def for_call(self, call: Any) -> FileSystem:
         """This file system bound to ``call``: what a tool call's ``ctx.fs`` is. Made for every call: one copy of a small dict.

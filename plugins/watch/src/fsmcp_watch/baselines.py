@@ -42,12 +42,13 @@ class Baselines:
             self._held -= len(old) + 1
 
 
-# One store per host (its FileSystem), so two servers in one process never share baselines.
+# One store per server (its own FileSystem, fs.server: each call's ctx.fs is a new view of it), so
+# two servers in one process never share baselines.
 _STORES: WeakKeyDictionary[FileSystem, Baselines] = WeakKeyDictionary()
 
 
 def baselines_for(fs: FileSystem) -> Baselines:
-    store = _STORES.get(fs)
+    store = _STORES.get(fs.server)
     if store is None:
-        store = _STORES[fs] = Baselines()
+        store = _STORES[fs.server] = Baselines()
     return store
