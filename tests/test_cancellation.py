@@ -133,7 +133,7 @@ async def test_a_cancelled_tree_copy_stops_and_leaves_nothing(tree, monkeypatch)
         copied.append(args[1])
         return real_copy_leaf(*args)
 
-    monkeypatch.setattr(fsmcp.dirfd, "_copy_leaf", slow_copy_leaf)
+    monkeypatch.setattr(fsmcp.paths.dirfd, "_copy_leaf", slow_copy_leaf)
     host = host_for([tree], [("write", fsmcp_write.hooks)])
     async with connect(host, mode="legacy") as client:
         await cancel_midway(host, client, "copy_file", {"source": "tree", "destination": "tree_copy"}, None, lambda: bool(copied))

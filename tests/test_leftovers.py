@@ -402,7 +402,7 @@ def test_a_move_across_file_systems_killed_anywhere_leaves_the_tree_wholly_at_on
 
 NOTE = """
 import os, sys, time
-from fsmcp import dirfd, temporaries
+from fsmcp.paths import dirfd, temporaries
 from pathlib import Path
 temporaries.LEDGER.directory = temporaries.prepare((), Path(sys.argv[1]))
 fd = os.open(sys.argv[2], dirfd.LIST)

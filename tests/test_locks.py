@@ -172,7 +172,7 @@ async def test_servers_run_as_nobody_lose_nothing_either(place):
 
 HOLDER = """
 import sys, time
-from fsmcp import locks
+from fsmcp.paths import locks
 held = locks.FileLocks(locks.prepare())
 assert held.try_lock(sys.argv[1])
 print("held", flush=True)

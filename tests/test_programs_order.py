@@ -169,7 +169,7 @@ def test_the_launcher_refuses_a_listed_path_that_vanished_or_changed_type(place)
 
 @pytest.mark.parametrize("way", ["mounts", "landlock-alone"])
 async def test_the_journal_inside_a_root_is_hidden_from_programs(place, way, monkeypatch, tmp_path):
-    """The start refuses a journal inside a root (:mod:`fsmcp.journal_place`); were that check
+    """The start refuses a journal inside a root (:mod:`fsmcp.paths.state`); were that check
     ever passed by, programs still do not see the journal's copies."""
     import fsmcp_shell.hooks
     import fsmcp_write.hooks

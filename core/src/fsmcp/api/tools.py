@@ -112,7 +112,7 @@ class Tool:
     quick: bool = False
     """A plain, read-only tool whose usual call is a moment's work (metadata, a small file): the
     host runs it on the event loop, sparing the hand-off to a worker thread and back, while every
-    root lies on a local file system (:mod:`fsmcp.mounts`). There the host's primitives stop it
+    root lies on a local file system (:mod:`fsmcp.paths.mounts`). There the host's primitives stop it
     when the work turns out larger (a file over :data:`fsmcp.paths.fs.QUICK_BYTES`, a listing),
     and the host runs it again from the start in a worker thread, so it must change nothing."""
     plugin: str = field(default="", compare=False)

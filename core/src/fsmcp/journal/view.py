@@ -1,6 +1,6 @@
 """The change journal as a tool reads it (``ctx.journal``): typed entries, this server's only.
 
-The journal keeps each change as a ``meta.json`` it checked on reading (:mod:`fsmcp.journal`);
+The journal keeps each change as a ``meta.json`` it checked on reading (:mod:`fsmcp.journal.record`);
 this view turns those into frozen records, so that a tool (the history plugin's
 ``list_changes``, ``undo_change``) never reads the journal's JSON itself, and leaves out the
 changes another server sharing the journal made outside this one's roots.

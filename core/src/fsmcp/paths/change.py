@@ -88,7 +88,7 @@ class Change:
                 self._announce(self, new, call)
 
     def order(self, paths: Iterable[ResolvedPath], *, tree: bool = True, call: Any = None) -> None:
-        """Wait for the programs running (:mod:`fsmcp.order`) when what arrives at ``paths`` could
+        """Wait for the programs running (:mod:`fsmcp.paths.order`) when what arrives at ``paths`` could
         show one a protected file: a directory tree (``tree``), or a path that is protected.
 
         Once waited, the call keeps its place until it ends (the host's ``_finish`` lets it go):

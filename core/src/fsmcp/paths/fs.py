@@ -3,7 +3,7 @@
 Every primitive takes a raw path string (resolved here with the access it needs) or a
 :class:`ResolvedPath` the host made earlier, so the path policy runs for every operation. Then
 it acts through descriptors: the path is walked again from its root's open descriptor, one
-directory at a time and never through a symbolic link (:mod:`fsmcp.confine`), and the
+directory at a time and never through a symbolic link (:mod:`fsmcp.paths.confine`), and the
 operation names only the last component relative to its parent's descriptor. A link swapped
 in between the policy's answer and the use cannot lead out of the roots.
 """

@@ -5,7 +5,7 @@ Two concerns that must agree on what "the file as it is" means, so they live tog
 * **Locks.** A call that changes files holds a lock on every file it reads or writes, keyed by
   the file's real path, until it ends. Two changes to one file, from any tools and sessions,
   are therefore one after the other: the second reads what the first wrote. Between server
-  processes of one user too (:mod:`fsmcp.locks`): each lock is also an OFD lock on one byte of
+  processes of one user too (:mod:`fsmcp.paths.locks`): each lock is also an OFD lock on one byte of
   one shared lock file.
 * **The stale-write guard.** A session (one client connection) remembers the :func:`version` of
   each file it read with a read-only tool, or changed itself. A write or append over a file

@@ -1,7 +1,7 @@
 """The per-file locks between server processes: an OFD lock per path on one shared file.
 
-Apart from :mod:`fsmcp.guard` so that a start answered from the tool-list cache
-(:mod:`fsmcp.catalog`) checks the lock file's place without loading the host.
+Apart from :mod:`fsmcp.paths.guard` so that a start answered from the tool-list cache
+(:mod:`fsmcp.run.catalog`) checks the lock file's place without loading the host.
 """
 
 from __future__ import annotations

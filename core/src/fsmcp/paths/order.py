@@ -9,7 +9,7 @@ changes are done: they were made one after the other). A program holds its place
 call ends (the plugins kill and reap the process group before that), a change until its call ends.
 
 Which changes wait is decided by :meth:`fsmcp.paths.change.Change.order`, with what the primitives
-(:mod:`fsmcp.fs`) say of what they do: one that moves or copies a directory, removes one (its
+(:mod:`fsmcp.paths.fs`) say of what they do: one that moves or copies a directory, removes one (its
 copy in the journal, or the call's rollback, may bring it back), changes a mode (a directory
 the listing could not read may open), saves a directory for a rollback (a snapshot), puts
 saved trees back (undo), has the journal copy a directory into its own inside a root (made

@@ -1,7 +1,7 @@
 """Where the change journal lives, and the checks of that place at every start.
 
-Apart from :mod:`fsmcp.journal` so that a start answered from the tool-list cache
-(:mod:`fsmcp.catalog`) checks the place without loading the host.
+Apart from :mod:`fsmcp.journal.record` so that a start answered from the tool-list cache
+(:mod:`fsmcp.run.catalog`) checks the place without loading the host.
 """
 
 from __future__ import annotations

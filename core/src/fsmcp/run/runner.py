@@ -95,7 +95,7 @@ class CallRunner:
     ) -> dict[str, Any]:
         """Run one tool call for ``session`` (one per client connection); every failure comes back as an ``isError`` result.
 
-        ``asking``: the transport can put questions to the client's user (see :mod:`fsmcp.consent`).
+        ``asking``: the transport can put questions to the client's user (see :mod:`fsmcp.paths.consent`).
         ``on_loop=False``: a quick tool goes straight to a worker thread (:meth:`call_now` found its work large).
         """
         tool = self.host.tools.get(name)

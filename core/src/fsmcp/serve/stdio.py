@@ -8,7 +8,7 @@ carries the 2026-07-28 envelope opens that era, in which every request carries t
 every result says its ``resultType`` and the server's name, and the server sends no requests:
 it asks for the client's roots with an ``input_required`` result instead of ``roots/list``.
 
-Asking the user (``elicitation/create``, :mod:`fsmcp.consent`) follows the same two ways: a
+Asking the user (``elicitation/create``, :mod:`fsmcp.paths.consent`) follows the same two ways: a
 request to the client in the middle of the call in the handshake era, an ``input_required``
 result whose answers come back with the client's next try of the same call in 2026-07-28.
 """
