@@ -100,11 +100,20 @@ class CallRunner:
         """
         tool = self.host.tools.get(name)
         with in_session(session) as client:
-            run: Callable[[], Awaitable[Outcome]] = partial(self.run_named, name, arguments, send_progress=send_progress, on_loop=on_loop)
+            # The client's view of the roots and its session travel in context variables. A wrapper
+            # may run the rest of the call in another task (a queue, a timeout helper), whose context
+            # holds neither: the call itself enters both again, so no wrapper makes it skip them.
+            view = self.host.roots.view
+
+            async def run() -> Outcome:
+                with in_session(client), self.host.roots.viewing(view):
+                    return await self.run_named(name, arguments, send_progress=send_progress, on_loop=on_loop)
+
             # The implementation pluggy calls first is the outermost: it sees the call first.
+            call: Callable[[], Awaitable[Outcome]] = run
             for around in reversed(self._around(call=ToolCall(name, arguments, tool, client.id, asking), settings=self.host.settings)):
-                run = partial(around, run)
-            outcome = await run()
+                call = partial(around, call)
+            outcome = await call()
         return self.format(tool, outcome)
 
     def call_now(self, name: str, arguments: dict[str, Any] | None, *, session: Session | None = None) -> dict[str, Any] | None:
