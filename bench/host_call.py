@@ -1,4 +1,4 @@
-"""The call runner's cost: warm calls through ``Host.call`` (and stdio's ``Host.call_now``) in process.
+"""The call runner's cost: warm calls through ``host.runner.call`` (and stdio's ``call_now``) in process.
 
 2,000 calls of each after 200 to warm up, median and p90 in µs: ``read_file`` of a small file
 (``call`` and ``call_now``) and ``edit_file`` of one line, with the change journal and without.
@@ -41,10 +41,10 @@ async def measure(label: str, **settings: object) -> None:
         return {"path": "edit.txt", "edits": [{"oldText": old, "newText": new}]}
 
     async def call(name: str, arguments: dict) -> dict | None:
-        return await host.call(name, arguments)
+        return await host.runner.call(name, arguments)
 
     async def now(name: str, arguments: dict) -> dict | None:
-        return host.call_now(name, arguments)
+        return host.runner.call_now(name, arguments)
 
     for what, name, arguments, via in [("read_file call", "read_file", read, call), ("read_file call_now", "read_file", read, now), ("edit_file call", "edit_file", edit, call)]:
         for i in range(WARM):

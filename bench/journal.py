@@ -89,7 +89,7 @@ async def caps(changes: int) -> None:
         for i in range(changes):
             # Small files for the first half (the count cap binds), larger ones after (the byte cap does).
             size = i % 97 if i < changes // 2 else i * 7919 % 4000
-            outcome = await host.run_named("write_file", {"path": f"f{i % 50}.txt", "content": "x" * size})
+            outcome = await host.runner.run("write_file", {"path": f"f{i % 50}.txt", "content": "x" * size})
             if getattr(outcome, "code", None) is not None:
                 raise SystemExit(f"bench: write_file failed: {outcome}")
             if i % 100 == 99 or i == changes - 1:

@@ -11,7 +11,7 @@ interpreter imports, so the same command in another checkout measures that one.
   apart; cycles (strongly connected components of more than one module); floors (the longest
   chain of arrows, a cycle counted as one module); arrows between sub-packages and those that go
   against ``ORDER``.
-- **Trace**: each tool called once to warm up, then once through ``Host.call`` in process
+- **Trace**: each tool called once to warm up, then once through ``host.runner.call`` in process
   (``fsmcp.testing.host_for`` with the installed plugins) under ``sys.setprofile`` and
   ``threading.setprofile`` (set before the host starts, so its worker threads have it; counting
   only during the traced call). Every Python function entered counts by its module: host
@@ -275,12 +275,12 @@ def trace() -> None:
     print(f"\n{'warm call':<12}{'host modules':>14}{'plugin modules':>16}{'hops':>7}{'host<->plugin':>15}{'enters fsmcp.host':>19}")
     lists = []
     for name, warm, traced in calls:
-        result = loop.run_until_complete(host.call(name, warm))
+        result = loop.run_until_complete(host.runner.call(name, warm))
         assert not result.get("isError"), result
         tracer.seen.clear()
         tracer.active = True
         try:
-            result = loop.run_until_complete(host.call(name, traced))
+            result = loop.run_until_complete(host.runner.call(name, traced))
         finally:
             tracer.active = False
         assert not result.get("isError"), result

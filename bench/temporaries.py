@@ -39,13 +39,13 @@ async def main(where: str, blocks: int) -> None:
     try:
         host = host_for([root], entry_points=True, journal="off")
         for i in range(100):
-            await host.run_named("write_file", {"path": f"f{i % 10}.txt", "content": "x" * 200})
+            await host.runner.run("write_file", {"path": f"f{i % 10}.txt", "content": "x" * 200})
         for block in range(blocks):
             for way in ("on", "off") if block % 2 else ("off", "on"):
                 ways[way]()
                 started = time.process_time()
                 for i in range(100):
-                    await host.run_named("write_file", {"path": f"f{i % 10}.txt", "content": "x" * 200})
+                    await host.runner.run("write_file", {"path": f"f{i % 10}.txt", "content": "x" * 200})
                 samples[way].append((time.process_time() - started) / 100)
     finally:
         ways["on"]()

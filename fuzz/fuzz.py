@@ -107,7 +107,7 @@ ARCHIVE_HOST = host_for([ROOT], [("archive", fsmcp_archive.hooks)])
 def fuzz_archive(data: bytes) -> None:
     (ROOT / "in.bin").write_bytes(data)
     for name, args in (("list_archive", {"archive": "in.bin"}), ("extract_archive", {"archive": "in.bin", "destination": "x"})):
-        outcome = anyio.run(ARCHIVE_HOST.run_named, name, args)
+        outcome = anyio.run(ARCHIVE_HOST.runner.run, name, args)
         if isinstance(outcome, ToolError) and outcome.code is ErrorCode.INTERNAL_ERROR:
             raise AssertionError(f"{name}: {outcome}")
     if outside_state() != CLEAN:

@@ -64,8 +64,8 @@ class Counter:
 async def test_a_wrapper_may_answer_in_place_of_the_tool_and_leave_other_calls_alone(root):
     hours = Hours()
     host = host_for([root], [("hours", hours)], entry_points=True, enable=["read", "write", "hours"])
-    refused = await host.call("write_file", {"path": "b.txt", "content": "x"})
-    read = await host.call("read_file", {"path": "a.txt"})
+    refused = await host.runner.call("write_file", {"path": "b.txt", "content": "x"})
+    read = await host.runner.call("read_file", {"path": "a.txt"})
     assert refused == {"content": [{"type": "text", "text": "ACCESS_DENIED: write_file changes files, which this server allows from 8:00 to 18:00"}], "isError": True}
     assert not (root / "b.txt").exists()
     assert not read.get("isError") and "hello" in text_of(types.CallToolResult.model_validate(read))
@@ -76,10 +76,10 @@ async def test_a_call_no_plugin_wraps_is_answered_at_once_and_one_wrapped_is_not
     counter = Counter()
     plain = host_for([root], entry_points=True, enable=["read"])
     wrapped = host_for([root], [("counter", counter)], entry_points=True, enable=["read", "counter"])
-    assert plain.call_now("read_file", {"path": "a.txt"}) == await plain.call("read_file", {"path": "a.txt"})
-    assert wrapped.call_now("read_file", {"path": "a.txt"}) is None
+    assert plain.runner.call_now("read_file", {"path": "a.txt"}) == await plain.runner.call("read_file", {"path": "a.txt"})
+    assert wrapped.runner.call_now("read_file", {"path": "a.txt"}) is None
     assert counter.calls == 0
-    assert await wrapped.call("read_file", {"path": "a.txt"}) == await plain.call("read_file", {"path": "a.txt"})
+    assert await wrapped.runner.call("read_file", {"path": "a.txt"}) == await plain.runner.call("read_file", {"path": "a.txt"})
     assert (counter.calls, counter.rounds) == (1, 1)
 
 

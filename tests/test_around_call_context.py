@@ -3,7 +3,7 @@ client's MCP roots and its session hold for the call however the wrapper runs ``
 
 A wrapper that runs the rest of the call in another task (a queue that serialises calls, a
 timeout helper) runs it in that task's context, not the caller's. The client's view of the roots
-and its session travel in context variables that the transport sets around ``Host.call``; the call
+and its session travel in context variables that the transport sets around ``CallRunner.call``; the call
 runner carries them to the call itself.
 """
 

@@ -58,7 +58,7 @@ async def test_a_batch_is_one_change_and_a_third_party_observer_sees_it(root: Pa
 async def test_the_caps_hold_oldest_dropped_first(root: Path, tmp_path: Path):
     host = host_for([root], entry_points=True, journal=str(tmp_path / "j"), journal_max_changes=40, journal_max_bytes=3000)
     for i in range(300):
-        outcome = await host.run_named("write_file", {"path": f"f{i % 7}.txt", "content": "x" * (i % 97)})
+        outcome = await host.runner.run("write_file", {"path": f"f{i % 7}.txt", "content": "x" * (i % 97)})
         assert not hasattr(outcome, "code"), outcome
     changes = list(host.journal.changes())
     assert len(changes) <= 40

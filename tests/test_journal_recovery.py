@@ -41,7 +41,7 @@ def fsmcp_before_change(change, paths):
 killer.fsmcp_before_change = fsmcp_before_change
 host = host_for([root], [("killer", killer)], entry_points=True, journal=journal)
 files = [{"path": f"f{i:02}.txt", "content": f"new {i}\\n"} for i in range(10)]
-asyncio.run(host.call("write_files", {"files": files}))
+asyncio.run(host.runner.call("write_files", {"files": files}))
 """
 
 
@@ -89,16 +89,16 @@ async def test_a_live_process_keeps_its_pending_directory_and_a_dead_one_is_reco
             threading.Event().wait(0.01)
         host, said = start(root, journal, caplog)
         assert calls(journal) == [pending] and not said
-        assert "No changes" in (await host.call("list_changes", {}))["content"][0]["text"]
+        assert "No changes" in (await host.runner.call("list_changes", {}))["content"][0]["text"]
     finally:
         os.killpg(holder.pid, signal.SIGKILL)  # flock(1) and its sleep, which holds the lock too
         holder.wait()
     host, said = start(root, journal, caplog)
     assert len(said) == 1 and "was cut short" in said[0] and "undo_change 1" in said[0], said
     assert os.listdir(journal / "pending") == []
-    listed = (await host.call("list_changes", {}))["content"][0]["text"]
+    listed = (await host.runner.call("list_changes", {}))["content"][0]["text"]
     assert "interrupted" in listed and "f00.txt" in listed and "f09.txt" not in listed, listed
-    assert not (await host.call("undo_change", {"id": 1}))["isError"]
+    assert not (await host.runner.call("undo_change", {"id": 1}))["isError"]
     assert olds(root)
 
 
@@ -216,8 +216,8 @@ async def test_an_entry_that_cannot_be_read_does_not_stop_the_others(killed, cap
         (journal / "pending" / name).mkdir()
     host, said = start(root, journal, caplog)
     assert any("change 1 (write_files) was cut short" in line for line in said), said
-    assert "f00.txt" in (await host.call("list_changes", {}))["content"][0]["text"]
-    assert not (await host.call("undo_change", {"id": 1}))["isError"]
+    assert "f00.txt" in (await host.runner.call("list_changes", {}))["content"][0]["text"]
+    assert not (await host.runner.call("undo_change", {"id": 1}))["isError"]
     assert olds(root)
 
 
@@ -233,11 +233,11 @@ async def test_deeply_nested_json_in_the_journal_is_damage_not_a_crash(killed, c
         host, said = start(root, journal, caplog)  # change 1 recorded first; then a planted change 2
         (journal / "changes" / "0000000002-0").mkdir(mode=0o700)
         (journal / "changes" / "0000000002-0" / "meta.json").write_text(DEEP)
-        listed = (await host.call("list_changes", {}))["content"][0]["text"]
+        listed = (await host.runner.call("list_changes", {}))["content"][0]["text"]
         assert "f00.txt" in listed and "2" in listed, listed
-        done = await host.call("undo_change", {"id": 2})
+        done = await host.runner.call("undo_change", {"id": 2})
         assert done["isError"] and "RecursionError" not in done["content"][0]["text"], done
-        assert not (await host.call("undo_change", {"id": 1}))["isError"]
+        assert not (await host.runner.call("undo_change", {"id": 1}))["isError"]
         assert olds(root)
         return
     planted = journal / "pending" / "999999-aaaaaaaaaaaa-bbbbbbbbbbbb"
@@ -249,7 +249,7 @@ async def test_deeply_nested_json_in_the_journal_is_damage_not_a_crash(killed, c
     host, said = start(root, journal, caplog)
     assert any("change 1 (write_files) was cut short" in line for line in said), said
     assert any("999999-aaaaaaaaaaaa-bbbbbbbbbbbb, an interrupted change that fails its checks" in line for line in said), said
-    assert not (await host.call("undo_change", {"id": 1}))["isError"]
+    assert not (await host.runner.call("undo_change", {"id": 1}))["isError"]
     assert olds(root)
 
 
@@ -288,7 +288,7 @@ async def test_a_directory_swapped_for_a_link_keeps_the_interrupted_change(tmp_p
         (root / "sub" / f"f{i:02}.txt").write_text(f"old {i}\n" * 100)
     killer = KILLER.replace('"path": f"f{i:02}.txt"', '"path": f"sub/f{i:02}.txt"')
     if transactional:  # a transactional batch, which recovery would roll back if it could
-        killer = killer.replace('host.call("write_files", {"files": files})', 'host.call("batch_operations", {"transactional": True, '
+        killer = killer.replace('host.runner.call("write_files", {"files": files})', 'host.runner.call("batch_operations", {"transactional": True, '
                                 '"operations": [{"tool": "write_file", "arguments": f} for f in files]})')
     done = subprocess.run([sys.executable, "-c", killer, str(root), str(journal)], capture_output=True, timeout=120)
     assert done.returncode == -9, done.stderr.decode()
@@ -298,12 +298,12 @@ async def test_a_directory_swapped_for_a_link_keeps_the_interrupted_change(tmp_p
     assert any("change 1 (" in line and "cut short" in line and "symbolic link" in line for line in said), said
     assert [(root / "sub2" / f"f{i:02}.txt").read_text().startswith("new") for i in range(FILES)] == [True] * 4 + [False] * 6
     assert os.listdir(journal / "pending") == []
-    assert "sub/f00.txt" in (await host.call("list_changes", {}))["content"][0]["text"]
-    refused = await host.call("undo_change", {"id": 1, "force": True})
+    assert "sub/f00.txt" in (await host.runner.call("list_changes", {}))["content"][0]["text"]
+    refused = await host.runner.call("undo_change", {"id": 1, "force": True})
     assert refused["isError"] and "symbolic link" in refused["content"][0]["text"], refused
     os.unlink(root / "sub")
     os.rename(root / "sub2", root / "sub")  # the directory put back: the change is undone
-    assert not (await host.call("undo_change", {"id": 1, "force": True}))["isError"]
+    assert not (await host.runner.call("undo_change", {"id": 1, "force": True}))["isError"]
     assert all((root / "sub" / f"f{i:02}.txt").read_text() == f"old {i}\n" * 100 for i in range(FILES))
 
 
@@ -318,7 +318,7 @@ async def test_a_temporary_of_a_json_write_cut_short_is_removed_at_start(killed,
         (entry / name).write_text('{"cut')
     host, said = start(root, journal, caplog)
     assert sorted(os.listdir(entry)) == ["data", "meta.json"], os.listdir(entry)
-    assert not (await host.call("undo_change", {"id": 1}))["isError"]
+    assert not (await host.runner.call("undo_change", {"id": 1}))["isError"]
 
 
 @pytest.mark.anyio
@@ -331,7 +331,7 @@ async def test_a_rollback_that_fails_at_start_keeps_the_change_for_undo(tmp_path
     root.mkdir()
     for i in range(FILES):
         (root / f"f{i:02}.txt").write_text(f"old {i}\n" * 100)
-    killer = KILLER.replace('host.call("write_files", {"files": files})', 'host.call("batch_operations", {"transactional": True, '
+    killer = KILLER.replace('host.runner.call("write_files", {"files": files})', 'host.runner.call("batch_operations", {"transactional": True, '
                             '"operations": [{"tool": "write_file", "arguments": f} for f in files]})')  # fmt: skip
     done = subprocess.run([sys.executable, "-c", killer, str(root), str(journal)], capture_output=True, timeout=120)
     assert done.returncode == -9, done.stderr.decode()
@@ -345,5 +345,5 @@ async def test_a_rollback_that_fails_at_start_keeps_the_change_for_undo(tmp_path
     assert any("change 1 (" in line and "rollback" in line and "No space left on device" in line for line in said), said
     assert os.listdir(journal / "pending") == []
     monkeypatch.setattr(restore, "put_back", put_back)
-    assert not (await host.call("undo_change", {"id": 1}))["isError"]
+    assert not (await host.runner.call("undo_change", {"id": 1}))["isError"]
     assert olds(root)

@@ -275,7 +275,7 @@ def test_patch_apply_answers_or_refuses_and_stays_inside(patch_world, text, dry_
         (d / "dir" / "b.txt").write_text("x\n")
     (outside / "secret.txt").write_text(CANARY)
     host = host_for([root], [("patch", fsmcp_patch.hooks)])
-    outcome = anyio.run(host.run_named, "patch_apply", {"patch": text, "dryRun": dry_run})
+    outcome = anyio.run(host.runner.run, "patch_apply", {"patch": text, "dryRun": dry_run})
     if isinstance(outcome, ToolError):
         assert outcome.code in PATCH_CODES, outcome
     else:
@@ -288,7 +288,7 @@ def test_patch_apply_answers_or_refuses_and_stays_inside(patch_world, text, dry_
 def test_a_diff_from_nothing_to_nothing_is_refused(patch_world):
     (patch_world / "empty").mkdir(exist_ok=True)
     host = host_for([patch_world / "empty"], [("patch", fsmcp_patch.hooks)])
-    outcome = anyio.run(host.run_named, "patch_apply", {"patch": "--- /dev/null\n+++ /dev/null\n"})
+    outcome = anyio.run(host.runner.run, "patch_apply", {"patch": "--- /dev/null\n+++ /dev/null\n"})
     assert not isinstance(outcome, ToolError) or outcome.code in PATCH_CODES, outcome
 
 
@@ -339,7 +339,7 @@ def search_host():
 
 
 def grep(host, pattern: str, ignore_case: bool = False) -> ToolResult | ToolError:
-    return anyio.run(host.run_named, "grep_files", {"regex": pattern, "directory": ".", "caseInsensitive": ignore_case})
+    return anyio.run(host.runner.run, "grep_files", {"regex": pattern, "directory": ".", "caseInsensitive": ignore_case})
 
 
 @budget(150)
@@ -409,7 +409,7 @@ def test_archives_are_listed_and_extracted_inside_or_refused(patch_world, archiv
     host = host_for([root], [("archive", fsmcp_archive.hooks)])
     for name, args in (("list_archive", {"archive": "in.archive"}),
                        ("extract_archive", {"archive": "in.archive", "destination": "dest", "overwrite": overwrite})):  # fmt: skip
-        outcome = anyio.run(host.run_named, name, args)
+        outcome = anyio.run(host.runner.run, name, args)
         if isinstance(outcome, ToolError):
             assert outcome.code is not ErrorCode.INTERNAL_ERROR, outcome
     assert sorted(p.name for p in outside.iterdir()) == ["secret.txt"] and (outside / "secret.txt").read_text() == CANARY
@@ -424,5 +424,5 @@ def test_a_zip_that_claims_several_disks_is_refused(patch_world):
     root = patch_world / "zroot"
     root.mkdir(exist_ok=True)
     (root / "multi.zip").write_bytes(base64.b64decode("UEsGB8TExAAAxMTExMTEU1NTU65QSwUGSwUGU1NTAFAFBksFBlNTU1BOBQYpU04FBilTClM0NDRTTFMG"))
-    outcome = anyio.run(host_for([root], [("archive", fsmcp_archive.hooks)]).run_named, "list_archive", {"archive": "multi.zip"})
+    outcome = anyio.run(host_for([root], [("archive", fsmcp_archive.hooks)]).runner.run, "list_archive", {"archive": "multi.zip"})
     assert not isinstance(outcome, ToolError) or outcome.code is not ErrorCode.INTERNAL_ERROR, outcome

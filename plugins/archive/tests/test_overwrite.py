@@ -134,7 +134,7 @@ async def test_a_member_landing_in_a_nested_read_only_root_is_refused_before_any
     async def on_progress(done, total, message):
         phases.append(message.split(":")[0])
 
-    outcome = await host.run(host.tools["extract_archive"], {"archive": "big.tar", "destination": "dest"}, send_progress=on_progress)
+    outcome = await host.runner.run("extract_archive", {"archive": "big.tar", "destination": "dest"}, send_progress=on_progress)
     assert isinstance(outcome, ToolError) and outcome.code.value == "READ_ONLY", outcome
     assert "extracting" not in phases
     assert kit.tree(root) == before

@@ -65,7 +65,7 @@ async def cancel_through_the_host(kit, root: Path, name: str, args: dict) -> Non
             await cancelled.wait()
 
     with scope:
-        await host.run(host.tools[name], args, send_progress=on_progress)
+        await host.runner.run(name, args, send_progress=on_progress)
     cancelled.set()
     assert scope.cancelled_caught and len(reports) == 2
 

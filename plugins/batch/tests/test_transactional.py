@@ -254,7 +254,7 @@ async def test_a_cancelled_batch_stops_between_steps_and_rolls_back_first(server
     ]
     async with server([("trip", trip)]) as s:
         with anyio.CancelScope() as trip.scope:
-            await s.host.run_named("batch_operations", {"operations": ops, "transactional": transactional})
+            await s.host.runner.run("batch_operations", {"operations": ops, "transactional": transactional})
         assert trip.scope.cancelled_caught
     assert not (root / "after.txt").exists()
     if transactional:
@@ -293,7 +293,7 @@ async def test_a_changing_step_finishes_before_a_cancellation_lands_and_is_then_
     host = host_for([root], [("batch", fsmcp_batch.hooks), ("mid", plugin)])
     ops = [{"tool": "write_file", "arguments": {"path": p, "content": "new"}} for p in ("a.txt", "b.txt")]
     with anyio.CancelScope() as plugin.scope:
-        await host.run_named("batch_operations", {"operations": ops, "transactional": True})
+        await host.runner.run("batch_operations", {"operations": ops, "transactional": True})
     assert plugin.scope.cancelled_caught
     assert plugin.finished == 1
     assert tree_of(root) == before

@@ -181,7 +181,7 @@ def test_the_model_formats_end_to_end_answer_or_refuse_and_stay_inside(world, li
         (d / "dir" / "b.txt").write_text("x\n")
     (outside / "secret.txt").write_text(CANARY)
     host = host_for([root], [("patch", fsmcp_patch.hooks)])
-    outcome = anyio.run(host.run_named, "patch_apply", {"patch": "\n".join(lines) + "\n", "dryRun": dry_run})
+    outcome = anyio.run(host.runner.run, "patch_apply", {"patch": "\n".join(lines) + "\n", "dryRun": dry_run})
     if isinstance(outcome, ToolError):
         allowed = {ErrorCode.PATCH_FAILED, ErrorCode.INVALID_PARAMS, ErrorCode.ACCESS_DENIED, ErrorCode.NOT_FOUND, ErrorCode.ALREADY_EXISTS, ErrorCode.NOT_FILE}
         assert outcome.code in allowed, outcome

@@ -39,7 +39,7 @@ def call(host: Host, tool: str, arguments: dict[str, Any], out: TextIO = sys.std
     """
     if tool not in host.tools:
         raise UsageError(host.unknown_tool(tool))
-    result = anyio.run(host.call, tool, arguments)
+    result = anyio.run(host.runner.call, tool, arguments)
     failed = bool(result.get("isError"))
     stream = err if failed and host.settings.format == "text" else out
     text = "\n".join(describe(block) for block in result["content"])

@@ -91,7 +91,7 @@ class RootSet:
     ``operator`` is what the operator configured. ``roots`` and ``workspace`` are the current
     client's view: the server enters one :class:`View` per connection (:meth:`viewing`), so
     one client's MCP roots or ``set_workspace`` never reach another; outside any connection
-    (a direct ``host.call``, start-up) a default view over the operator's roots applies.
+    (a direct ``host.runner.call``, start-up) a default view over the operator's roots applies.
     """
 
     def __init__(self, roots: list[Root], *, read_only: bool = False, workspace: Path | None = None):

@@ -15,6 +15,7 @@ from . import catalog
 if TYPE_CHECKING:
     from ..api.config import Settings
     from .host import Host
+    from .runner import CallRunner
     from ..paths.roots import RootSet
 
 log = logging.getLogger("fsmcp")
@@ -49,8 +50,7 @@ class DeferredHost:
                 catalog.forget(self._where)
         return self._host
 
-    async def call(self, name: str, arguments: dict[str, Any] | None, **kwargs: Any) -> dict[str, Any]:
-        return await self.host().call(name, arguments, **kwargs)
-
-    def call_now(self, name: str, arguments: dict[str, Any] | None, **kwargs: Any) -> dict[str, Any] | None:
-        return self.host().call_now(name, arguments, **kwargs)
+    @property
+    def runner(self) -> CallRunner:
+        """The host's call runner: asked for by the first call, which loads the plugins."""
+        return self.host().runner

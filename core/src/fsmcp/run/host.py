@@ -14,20 +14,16 @@ from .hotcalls import HotHook
 from ..paths.mounts import LocalRoots
 from ..sandbox.programs import Sandbox
 from ..paths.policy import NoPolicy, PathPolicy
-from ..paths.guard import Guard, Session
+from ..paths.guard import Guard
 from ..paths.locks import FileLocks
 from .plugins import PluginError, PluginInfo, collect_tools, load_plugins, offered
 from ..journal.record import NAME as JOURNAL
 from ..api.results import ToolResult
 from ..paths.roots import Access, RootSet
 from .runner import CallRunner
-from ..api.tools import Tool
 
 if TYPE_CHECKING:
     import pluggy
-
-    from ..paths.consent import Consent
-    from .context import ProgressSender
 
 log = logging.getLogger("fsmcp")
 
@@ -223,38 +219,6 @@ class Host:
             f"Relative paths resolve against the workspace, at first {self.roots.operator[0].path}. "
             "Failures lead with a code (NOT_FOUND, ACCESS_DENIED, ...) and say what to do next."
         )
-
-    # -- calling ------------------------------------------------------------------------------
-    # The call runner (runner.py) runs every call; these are the host's facade over it.
-
-    async def call(
-        self,
-        name: str,
-        arguments: dict[str, Any] | None,
-        *,
-        send_progress: ProgressSender | None = None,
-        session: Session | None = None,
-        asking: Consent | None = None,
-        on_loop: bool = True,
-    ) -> dict[str, Any]:
-        """See :meth:`CallRunner.call`."""
-        return await self.runner.call(name, arguments, send_progress=send_progress, session=session, asking=asking, on_loop=on_loop)
-
-    def call_now(self, name: str, arguments: dict[str, Any] | None, *, session: Session | None = None) -> dict[str, Any] | None:
-        """See :meth:`CallRunner.call_now`."""
-        return self.runner.call_now(name, arguments, session=session)
-
-    async def run_named(
-        self, name: str, arguments: dict[str, Any] | None, *, send_progress: ProgressSender | None = None, budget: int | None = None, on_loop: bool = True
-    ) -> ToolResult | ToolError:
-        """See :meth:`CallRunner.run_named`."""
-        return await self.runner.run_named(name, arguments, send_progress=send_progress, budget=budget, on_loop=on_loop)
-
-    async def run(
-        self, tool: Tool, arguments: dict[str, Any] | None, *, send_progress: ProgressSender | None = None, budget: int | None = None, on_loop: bool = True
-    ) -> ToolResult | ToolError:
-        """See :meth:`CallRunner.run`."""
-        return await self.runner.run(tool, arguments, send_progress=send_progress, budget=budget, on_loop=on_loop)
 
     # -- changes ------------------------------------------------------------------------------
 

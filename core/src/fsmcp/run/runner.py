@@ -107,7 +107,7 @@ class CallRunner:
 
             async def run() -> Outcome:
                 with in_session(client), self.host.roots.viewing(view):
-                    return await self.run_named(name, arguments, send_progress=send_progress, on_loop=on_loop)
+                    return await self.run(name, arguments, send_progress=send_progress, on_loop=on_loop)
 
             # The implementation pluggy calls first is the outermost: it sees the call first.
             call: Callable[[], Awaitable[Outcome]] = run
@@ -158,7 +158,7 @@ class CallRunner:
 
     # -- a tool's run -------------------------------------------------------------------------
 
-    async def run_named(
+    async def run(
         self,
         name: str,
         arguments: dict[str, Any] | None,
@@ -168,25 +168,13 @@ class CallRunner:
         on_loop: bool = True,
         caller: ToolContext | None = None,
     ) -> Outcome:
-        tool = self.host.tools.get(name)
-        if tool is None:
-            return ToolError(ErrorCode.INVALID_PARAMS, self.host.unknown_tool(name))
-        return await self.run(tool, arguments, send_progress=send_progress, budget=budget, on_loop=on_loop, caller=caller)
-
-    async def run(
-        self,
-        tool: Tool,
-        arguments: dict[str, Any] | None,
-        *,
-        send_progress: ProgressSender | None = None,
-        budget: int | None = None,
-        on_loop: bool = True,
-        caller: ToolContext | None = None,
-    ) -> Outcome:
-        """Validate the arguments and run the tool; returns its result or the ToolError it met.
+        """Validate the arguments and run the tool ``name``; returns its result or the ToolError it met.
 
         A quick tool runs on the event loop when ``on_loop`` and the roots allow (:attr:`Tool.quick`).
         ``caller``: the call that runs this one (a batch's step adds to its caller's change)."""
+        tool = self.host.tools.get(name)
+        if tool is None:
+            return ToolError(ErrorCode.INVALID_PARAMS, self.host.unknown_tool(name))
         prepared = self._prepare(tool, arguments, send_progress, budget, caller)
         if isinstance(prepared, ToolError):
             return prepared
@@ -222,7 +210,7 @@ class CallRunner:
         # A tool another one runs (a batch's step) adds to its caller's change.
         change = caller.change if caller is not None and caller.change is not None else None
         ctx = ToolContext(
-            fs=host.fs, settings=host.settings, tool=tool, tools=host.tools, send_progress=send_progress, run_tool=self.run_named,
+            fs=host.fs, settings=host.settings, tool=tool, tools=host.tools, send_progress=send_progress, run_tool=self.run,
             budget=budget, change=change or Change(tool.name, current_session().id, self._announce, host.path_policy.is_protected), journal=host.journal,
             protected=host.path_policy.protected, is_protected=host.path_policy.is_protected, unknown_tool=lambda name: host.unknown_tool(name, offers=False),
         )

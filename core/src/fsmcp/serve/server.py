@@ -71,7 +71,7 @@ def build_server(host: Host) -> Server[Any]:
 
         asking = Consent(host.settings.ask_timeout, ask=elicit) if elicits_forms(_declared(ctx)) else None
         with host.roots.viewing(client.view):
-            result = await host.call(params.name, params.arguments, send_progress=send_progress, session=_session(ctx), asking=asking)
+            result = await host.runner.call(params.name, params.arguments, send_progress=send_progress, session=_session(ctx), asking=asking)
             return types.CallToolResult.model_validate(result)
 
     async def on_roots_list_changed(ctx: ServerRequestContext[Any], params: types.NotificationParams | None) -> None:

@@ -353,7 +353,7 @@ class Connection:
                 if self.elicits:
                     asking = Consent(self.host.settings.ask_timeout, ask=self.elicit)
             with self.host.roots.viewing(self.roots.view):
-                result = await self.host.call(name, arguments, send_progress=send_progress, session=self.own_session(), asking=asking, on_loop=on_loop)
+                result = await self.host.runner.call(name, arguments, send_progress=send_progress, session=self.own_session(), asking=asking, on_loop=on_loop)
             if asking is not None and asking.waiting:
                 await self.reply(id_, self.complete(self.park(name, arguments, asking), "input_required"))
                 return
@@ -372,7 +372,7 @@ class Connection:
         return self.session
 
     def call_now(self, params: dict[str, Any]) -> dict[str, Any] | None:
-        """A quick tool's answer, made here without a task of its own (see :meth:`Host.call_now`);
+        """A quick tool's answer, made here without a task of its own (see :meth:`CallRunner.call_now`);
         None for a call that may need the client (its roots, its user, progress); OffLoop for one
         whose work turned out large."""
         if self.offers_roots and not self.roots.known:
@@ -387,7 +387,7 @@ class Connection:
             return None
         try:
             with self.host.roots.viewing(self.roots.view):
-                result = self.host.call_now(params["name"], params.get("arguments"), session=self.own_session())
+                result = self.host.runner.call_now(params["name"], params.get("arguments"), session=self.own_session())
         except OffLoop:
             raise
         except Exception:
