@@ -23,7 +23,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from fsmcp.testing import connect, host_for, serve_stdio, text_of
+from fsmcp.testing import cancel_when, connect, host_for, serve_stdio, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -311,18 +311,7 @@ async def test_a_call_waiting_for_another_process_gives_up_when_cancelled(place,
         host = host_for([root], entry_points=True)
         name, args, marker = _call(0, str(target))
         async with connect(host) as client:
-            scope = anyio.CancelScope()
-
-            async def call() -> None:
-                with scope:
-                    await client.call_tool(name, args)
-
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(call)
-                with anyio.fail_after(60):
-                    while not host.runner.in_flight:
-                        await anyio.sleep(0.01)
-                scope.cancel()
+            await cancel_when(client, name, args, lambda: bool(host.runner.in_flight), rounds=6000, what="the call never started")
             # The worker lets go while the other process still holds the lock.
             with anyio.fail_after(60):
                 while host.runner.in_flight:
