@@ -38,7 +38,6 @@ ORDER = [
     # the host's packages change; a sub-package missing here is reported as such.
     "fsmcp.api",
     "fsmcp.paths",
-    "fsmcp.journal",
     "fsmcp.sandbox",
     "fsmcp.builtin",
     "fsmcp.run",

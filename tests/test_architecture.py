@@ -179,7 +179,7 @@ import fsmcp.paths.fs
 from fsmcp.api.config import Settings
 from fsmcp import invalid, ToolError
 if TYPE_CHECKING:
-    from fsmcp.journal.record import Journal
+    from fsmcp.builtin.journal import Journal
 ctx.fs.roots.workspace
 ctx.fs.guard.hold(p)
 self.ctx.fs.roots.set_workspace(raw)
@@ -233,7 +233,7 @@ def test_the_documented_plugin_api_is_the_context_no_more_no_less():
 # The host's sub-packages from the bottom up (docs/architecture.md): a module imports from its own
 # sub-package and those below it, never from one above, so each can be read without the ones on
 # top. Imports under TYPE_CHECKING are for annotations only and do not count.
-HOST_LAYERS = ["api", "paths", "journal", "sandbox", "builtin", "run", "serve", "cli"]
+HOST_LAYERS = ["api", "paths", "sandbox", "builtin", "run", "serve", "cli"]
 HOST = REPO / "core/src/fsmcp"
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 import anyio
 import pytest
 from fsmcp.paths import restore
-from fsmcp.journal.record import Journal
+from fsmcp.builtin.journal import Journal
 from fsmcp.paths.roots import Access, ResolvedPath, Root
 from fsmcp.testing import ToolCalls, serve_stdio, tree_of
 

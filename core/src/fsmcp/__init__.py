@@ -38,9 +38,9 @@ _EXPORTS = {
     "hookimpl": ("api.hooks", "hookimpl"),
     "hookspec": ("api.hooks", "hookspec"),
     "describe_invalid": ("api.invalid", "describe_invalid"),
-    "JournalEntry": ("journal.view", "JournalEntry"),
-    "JournalRecord": ("journal.view", "JournalRecord"),
-    "JournalView": ("journal.view", "JournalView"),
+    "JournalEntry": ("api.journal", "JournalEntry"),
+    "JournalRecord": ("api.journal", "JournalRecord"),
+    "JournalView": ("api.journal", "JournalView"),
     "json_text": ("api.jsontext", "dumps"),
     "shown_name": ("api.names", "shown"),
     "protected_note": ("paths.protected", "protected_note"),
@@ -83,7 +83,7 @@ if TYPE_CHECKING:
     from .paths.guard import ExpectedVersion, expect_version, version
     from .api.hooks import hookimpl, hookspec
     from .api.invalid import describe_invalid
-    from .journal.view import JournalEntry, JournalRecord, JournalView
+    from .api.journal import JournalEntry, JournalRecord, JournalView
     from .api.jsontext import dumps as json_text
     from .api.names import shown as shown_name
     from .paths.protected import lines_withheld, protected_note

@@ -1,6 +1,6 @@
 """Where the change journal lives, and the checks of that place at every start.
 
-Apart from :mod:`fsmcp.journal.record` so that a start answered from the tool-list cache
+Apart from :mod:`fsmcp.builtin.journal` so that a start answered from the tool-list cache
 (:mod:`fsmcp.run.catalog`) checks the place without loading the host.
 """
 

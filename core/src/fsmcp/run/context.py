@@ -17,8 +17,8 @@ if TYPE_CHECKING:
     from ..paths.change import Change
     from ..api.config import Settings
     from ..paths.fs import FileSystem
-    from ..journal.record import Journal
-    from ..journal.view import JournalView
+    from ..api.journal import JournalView
+    from ..builtin.journal import Journal
     from ..paths.roots import ResolvedPath
     from ..api.results import ToolResult
     from ..api.tools import Tool
@@ -115,7 +115,7 @@ class ToolContext:
         """The host's change journal as this call sees it, None when the journal is off."""
         if self._journal is None:
             return None
-        from ..journal.view import JournalView
+        from ..api.journal import JournalView
 
         return JournalView(self._journal, self.fs, self.fs.roots, self.change.session if self.change is not None else "")
 

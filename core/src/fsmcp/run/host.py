@@ -17,7 +17,7 @@ from ..paths.policy import NoPolicy, PathPolicy
 from ..paths.guard import Guard
 from ..paths.locks import FileLocks
 from .plugins import PluginError, PluginInfo, collect_tools, load_plugins, offered
-from ..journal.record import NAME as JOURNAL
+from ..builtin.journal import NAME as JOURNAL
 from ..api.results import ToolResult
 from ..paths.roots import Access, RootSet
 from .runner import CallRunner

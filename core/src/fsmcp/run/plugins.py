@@ -22,12 +22,12 @@ from ..api.config import Settings
 from ..builtin import consent, json_format, roots_policy, text_format
 from ..builtin.audit import NAME as AUDIT
 from ..builtin.audit import Audit
+from ..builtin.journal import NAME as JOURNAL
+from ..builtin.journal import Journal
 from ..builtin.secrets import NAME as SECRETS
 from ..builtin.secrets import Secrets
 from ..api.errors import ToolError
 from ..api.hooks import PROJECT
-from ..journal.record import NAME as JOURNAL
-from ..journal.record import Journal
 from ..api.tools import Tool
 
 log = logging.getLogger("fsmcp")

@@ -30,7 +30,7 @@ import anyio.abc
 from ..paths import consent
 from . import masks
 from ..api.errors import ErrorCode, ToolError
-from ..journal.record import journal_dir
+from ..paths.state import journal_dir
 from ..paths.order import ORDER
 
 if TYPE_CHECKING:

@@ -1,6 +1,6 @@
 """The change journal as a tool reads it (``ctx.journal``): typed entries, this server's only.
 
-The journal keeps each change as a ``meta.json`` it checked on reading (:mod:`fsmcp.journal.record`);
+The journal keeps each change as a ``meta.json`` it checked on reading (:mod:`fsmcp.builtin.journal`);
 this view turns those into frozen records, so that a tool (the history plugin's
 ``list_changes``, ``undo_change``) never reads the journal's JSON itself, and leaves out the
 changes another server sharing the journal made outside this one's roots.
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..paths.fs import FileSystem
-    from .record import Journal
+    from ..builtin.journal import Journal
     from ..paths.roots import RootSet
 
 _INTERRUPTED = ("kept", "rolled back")
@@ -99,7 +99,7 @@ class JournalView:
 
 
 def _entry(meta: dict[str, Any]) -> JournalEntry:
-    """A ``meta.json`` the journal checked (:meth:`fsmcp.journal.record.Journal.changes`), with its id, as a record."""
+    """A ``meta.json`` the journal checked (:meth:`fsmcp.builtin.journal.Journal.changes`), with its id, as a record."""
     interrupted = meta.get("interrupted")
     return JournalEntry(
         id=meta["id"],

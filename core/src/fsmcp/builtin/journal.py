@@ -46,7 +46,6 @@ from ..api.hooks import hookimpl
 from ..paths.roots import Access, ResolvedPath
 from ..api.jsontext import too_deep
 
-UNDO_TOOL = "undo_change"
 log = logging.getLogger("fsmcp.journal")
 SESSION_ID = re.compile(r"[0-9a-f]{16}")
 """A session's id as :class:`fsmcp.paths.guard.Session` makes it; a ``meta.json`` is read as untrusted input."""
