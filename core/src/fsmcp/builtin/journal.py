@@ -131,7 +131,7 @@ class _Pending:
         if self._merged:
             with self._data() as data:
                 for copy in self._merged:
-                    restore.remove_tree(data, copy)
+                    dirfd.remove_tree(data, copy)
             self._merged.clear()
 
     def add(self, p: ResolvedPath) -> None:
@@ -177,7 +177,7 @@ class _Pending:
         fd = os.open(parent, dirfd.LIST, dir_fd=data)
         try:
             if dirfd.lexists(fd, name):
-                restore.remove_tree(fd, name)
+                dirfd.remove_tree(fd, name)
             if r.copy is not None:
                 # Copied, not moved: until ``records`` holds the tree's record, it names this copy.
                 dirfd.copy_node(data, r.copy, fd, name)
@@ -453,7 +453,7 @@ class Journal:
             return
         owned = _OWNER_LOCK.fullmatch(name) or _CALL_DIR.fullmatch(name)
         if owned is None:
-            restore.remove_tree(top, name)
+            dirfd.remove_tree(top, name)
             said.append(f"removed {self.dir}/pending/{name}, which the journal does not make")
             return
         token = owned[1]
@@ -474,11 +474,11 @@ class Journal:
         except _Left as left:
             return f"left {where} for a server whose roots hold {left}"
         except (OSError, ValueError, ToolError) as exc:
-            restore.remove_tree(top, name)
+            dirfd.remove_tree(top, name)
             why = getattr(exc, "message", None) or getattr(exc, "strerror", None) or exc
             return f"removed {where}, an interrupted change that fails its checks ({why})"
         if meta is None:
-            restore.remove_tree(top, name)
+            dirfd.remove_tree(top, name)
             return None  # nothing had reached the roots
         number = self._file(self.dir / "pending" / name, meta, bytes_)
         head = f"change {number} ({meta['tool']}) was cut short: its server (pid {name.partition('-')[0]}) ended mid-call"
@@ -972,7 +972,7 @@ def _write_json(path: Path, value: Any, *, durable: bool = False) -> None:
 def _rmtree(path: Path) -> None:
     fd = os.open(path.parent, dirfd.LIST)
     try:
-        restore.remove_tree(fd, path.name)
+        dirfd.remove_tree(fd, path.name)
     except FileNotFoundError:
         pass
     finally:

@@ -137,6 +137,32 @@ def remove_quietly(dir_fd: int, name: str) -> None:
         pass
 
 
+def remove_tree(dir_fd: int, name: str) -> None:
+    """Remove a file or tree, read-only directories in it too (saved copies keep their modes)."""
+    try:
+        remove_node(dir_fd, name)
+    except PermissionError:
+        _open_up(dir_fd, name)
+        remove_quietly(dir_fd, name)
+
+
+def _open_up(dir_fd: int, name: str) -> None:
+    try:
+        if not stat_mod.S_ISDIR(lstat(dir_fd, name).st_mode):
+            return
+        chmod_at(dir_fd, name, 0o700)
+        fd = os.open(name, LIST, dir_fd=dir_fd)
+    except OSError:
+        return
+    try:
+        with os.scandir(fd) as it:
+            names = [e.name for e in it]
+        for child in names:
+            _open_up(fd, child)
+    finally:
+        os.close(fd)
+
+
 def chmod_at(dir_fd: int, name: str, mode: int) -> bool:
     """Set the mode of what ``name`` is; False, changing nothing, when it is a symbolic link."""
     if os.chmod in os.supports_follow_symlinks:

@@ -14,9 +14,9 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 
 from . import dirfd, temporaries
+from .temporaries import temp_name
 from .confine import Confinement, Created, Place
 from ..api.errors import ErrorCode, ToolError
-from .fs import temp_name
 from .roots import ResolvedPath
 
 ABSENT = "absent"
@@ -170,7 +170,7 @@ def put_back(conf: Confinement, store: int, items: list[tuple[ResolvedPath, str 
                         # starts: killed midway, the next start finishes it, never puts a part back.
                         doomed = temp_name(place.name)
                         with temporaries.aside(place.fd, backup, doomed, restore=False):
-                            remove_tree(place.fd, doomed)
+                            dirfd.remove_tree(place.fd, doomed)
 
 
 @contextmanager
@@ -229,29 +229,3 @@ def _reached(conf: Confinement, p: ResolvedPath) -> Iterator[Place | None]:
         yield place
     finally:
         conf.release(place.fd)
-
-
-def remove_tree(dir_fd: int, name: str) -> None:
-    """Remove a file or tree, read-only directories in it too (saved copies keep their modes)."""
-    try:
-        dirfd.remove_node(dir_fd, name)
-    except PermissionError:
-        _open_up(dir_fd, name)
-        dirfd.remove_quietly(dir_fd, name)
-
-
-def _open_up(dir_fd: int, name: str) -> None:
-    try:
-        if not stat_mod.S_ISDIR(dirfd.lstat(dir_fd, name).st_mode):
-            return
-        dirfd.chmod_at(dir_fd, name, 0o700)
-        fd = os.open(name, dirfd.LIST, dir_fd=dir_fd)
-    except OSError:
-        return
-    try:
-        with os.scandir(fd) as it:
-            names = [e.name for e in it]
-        for child in names:
-            _open_up(fd, child)
-    finally:
-        os.close(fd)

@@ -5,7 +5,7 @@ to be replaced or deleted) is written to the process's ledger before it is made,
 identity of its directory, and completed once it is gone. A server killed midway leaves its
 ledger behind; the next start (:func:`sweep`) reads every ledger whose writer is dead and
 removes what it lists, checking each name against what was recorded. A user's file is never
-taken for one: the name must be one :func:`fsmcp.paths.fs.temp_name` makes (48 random bits), in the
+taken for one: the name must be one :func:`temp_name` makes (48 random bits), in the
 very directory recorded (device and inode), of the recorded inode where it was recorded, and
 made by this user where only its name was.
 
@@ -41,7 +41,7 @@ from ..api.jsontext import too_deep
 log = logging.getLogger("fsmcp.temporaries")
 
 NAME = re.compile(r"\..*\.[0-9a-f]{12}\.fsmcp-tmp\Z", re.S)
-"""What :func:`fsmcp.paths.fs.temp_name` makes; nothing else is ever removed."""
+"""What :func:`temp_name` makes; nothing else is ever removed."""
 _TEMP_MARK = ".fsmcp-tmp"
 _NAME_MAX = 255
 _SUFFIX = ".ledger"
@@ -402,9 +402,7 @@ def _is(dir_fd: int, name: Any, r: dict[str, Any], *, owner: bool = False) -> bo
 
 
 def _remove(dir_fd: int, name: str) -> None:
-    from .restore import remove_tree  # read-only directories inside too
-
     try:
-        remove_tree(dir_fd, name)
+        dirfd.remove_tree(dir_fd, name)  # read-only directories inside too
     except OSError as exc:
         log.warning("could not remove a temporary %s: %s", name, exc)
