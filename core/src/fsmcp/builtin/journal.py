@@ -736,19 +736,11 @@ def _replayed(dir_fd: int) -> dict[str, Any]:
     """``records``, replayed as the call built its list: a record takes in those under its path,
     a give-up's reason drops them all. A last line cut short was being written when the process
     died, before the write it announced: it is left out."""
-    try:
-        fd = os.open("records", dirfd.READ, dir_fd=dir_fd)
-    except FileNotFoundError:
-        return {"records": [], "reason": None, "undoes": None, "paths": []}
-    try:
-        if not stat_mod.S_ISREG(os.fstat(fd).st_mode):
-            raise ValueError("its records is no regular file")
-        os.set_blocking(fd, True)
-        with os.fdopen(fd, "rb", closefd=False) as f:
-            lines = f.read().split(b"\n")[:-1]  # what follows the last newline was cut short
-    finally:
-        os.close(fd)
     found: dict[str, Any] = {"records": [], "reason": None, "undoes": None, "paths": []}
+    try:
+        lines = _read(dir_fd, "records").split(b"\n")[:-1]  # what follows the last newline was cut short
+    except FileNotFoundError:
+        return found
     for line in lines:
         item = _loads(line)
         if not isinstance(item, dict) or len(item) != 1 or next(iter(item)) not in ("record", "reason", "undoes"):
@@ -766,13 +758,18 @@ def _replayed(dir_fd: int) -> dict[str, Any]:
 
 
 def _read_json(dir_fd: int, name: str) -> Any:
+    return _loads(_read(dir_fd, name))
+
+
+def _read(dir_fd: int, name: str) -> bytes:
+    """One of a change's files, whole; one that is no regular file is damage."""
     fd = os.open(name, dirfd.READ, dir_fd=dir_fd)
     try:
         if not stat_mod.S_ISREG(os.fstat(fd).st_mode):
             raise ValueError(f"its {name} is no regular file")
         os.set_blocking(fd, True)
         with os.fdopen(fd, "rb", closefd=False) as f:
-            return _loads(f.read())
+            return f.read()
     finally:
         os.close(fd)
 
