@@ -192,6 +192,10 @@ class Connection:
     async def watch_hang_up(self) -> None:
         """A client that can no longer read the answers is gone, whatever its calls are doing."""
         await self.wire.hung_up()
+        self.left()
+
+    def left(self) -> None:
+        """The client no longer reads: nobody is left to answer, so the connection ends."""
         self.gone = True
         if self.serving is not None:
             self.serving.cancel()
@@ -321,10 +325,7 @@ class Connection:
         try:
             await self._call(id_, params, on_loop)
         except ConnectionError:
-            # The client no longer reads: nobody is left to answer, so the connection ends.
-            self.gone = True
-            if self.serving is not None:
-                self.serving.cancel()
+            self.left()
 
     async def _call(self, id_: Any, params: dict[str, Any], on_loop: bool) -> None:
         name, arguments = params["name"], params.get("arguments")
@@ -480,9 +481,7 @@ class Connection:
             try:
                 await self.wire.send(answers)
             except ConnectionError:
-                self.gone = True
-                if self.serving is not None:
-                    self.serving.cancel()
+                self.left()
 
     async def reply(self, id_: Any, result: dict[str, Any]) -> None:
         await self.answer({"jsonrpc": "2.0", "id": id_, "result": result})
