@@ -30,7 +30,7 @@ import anyio
 from pydantic import BaseModel, ValidationError
 from pydantic.alias_generators import to_camel
 
-from ..paths.change import Change
+from ..paths.change import ORDER, Change
 from .context import ProgressSender, ToolContext
 from ..api.errors import ErrorCode, HostError, OffLoop, ToolError
 from ..paths.fs import os_error
@@ -38,7 +38,6 @@ from ..paths.policy import NoPolicy
 from ..paths.guard import Session, current_session, expect_version, in_session
 from .hotcalls import HotHook
 from ..api.invalid import describe_invalid
-from ..paths.order import ORDER
 from ..api.results import Text, ToolResult
 from ..paths.roots import ResolvedPath
 from ..api.tools import Tool
