@@ -6,10 +6,13 @@ wrappers, together more than the default implementations cost. A :class:`HotHook
 plain implementations itself, in pluggy's order and with its result rules (the first non-None
 answer for a ``firstresult`` hook, else every non-None answer); it hands the call to pluggy
 when an implementation is a wrapper, and notices a plugin registered or removed since.
+:func:`chosen` goes further for a hook whose answering implementation is settled at start
+(the result format): that one implementation is called alone.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +45,27 @@ class HotHook:
                     return answer
                 answers.append(answer)
         return None if self._first else answers
+
+
+def chosen(caller: HookCaller, **probe: Any) -> Callable[..., Any]:
+    """``caller``, a ``firstresult`` hook whose contract settles at start which implementation
+    answers (the result format: the formatter the ``format`` setting names answers, the others
+    return None), as the implementation that answers ``probe`` first, called alone. Should it
+    ever return None, the whole hook answers that call; so does every call when a wrapper is
+    among the implementations, or none answers the probe."""
+    impls = caller.get_hookimpls()
+    if any(i.hookwrapper or i.wrapper for i in impls):
+        return caller
+    for impl in reversed(impls):
+        function, arguments = impl.function, _arguments(impl.argnames)
+        if function(*arguments(probe)) is not None:
+
+            def answer(**kwargs: Any) -> Any:
+                out = function(*arguments(kwargs))
+                return out if out is not None else caller(**kwargs)
+
+            return answer
+    return caller
 
 
 def _arguments(names: tuple[str, ...] | list[str]) -> Any:

@@ -36,7 +36,7 @@ from ..api.errors import ErrorCode, HostError, OffLoop, ToolError
 from ..paths.fs import os_error
 from ..paths.policy import NoPolicy
 from ..paths.guard import Session, current_session, expect_version, in_session
-from .hotcalls import HotHook
+from .hotcalls import HotHook, chosen
 from ..api.invalid import describe_invalid
 from ..api.results import Text, ToolResult
 from ..paths.roots import ResolvedPath
@@ -78,7 +78,10 @@ class CallRunner:
         self.in_flight: set[ToolContext] = set()
         """Calls whose tool is still running, including abandoned workers of cancelled calls."""
         self._around = HotHook(host.pm.hook.fsmcp_around_call)
-        self._format_hook = HotHook(host.pm.hook.fsmcp_format_result)
+        # The formatter is the server's, chosen once: by the hook's contract only the one the
+        # format setting names answers (an empty result, as the host's start-up probe asks).
+        settings = host.settings
+        self._formatter = chosen(host.pm.hook.fsmcp_format_result, tool=None, outcome=ToolResult(), format=settings.format, settings=settings)
 
     # -- a client's call ----------------------------------------------------------------------
 
@@ -150,7 +153,7 @@ class CallRunner:
     def format(self, tool: Tool | None, outcome: Outcome) -> dict[str, Any]:
         """The ``CallToolResult`` as it goes on the wire (a formatter may also answer with the SDK's model)."""
         settings = self.host.settings
-        result = self._format_hook(tool=tool, outcome=outcome, format=settings.format, settings=settings)
+        result = self._formatter(tool=tool, outcome=outcome, format=settings.format, settings=settings)
         if isinstance(result, BaseModel):
             return result.model_dump(by_alias=True, mode="json", exclude_none=True)
         return result
