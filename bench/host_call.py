@@ -13,7 +13,8 @@ The two trees run one after the other in fresh processes, alternately, ``--round
 table gives each tree's median over the rounds and the ratio current / baseline, with the
 lowest and highest ratio of one round beside it (the run's spread).
 
-Run: ``uv run python bench/host_call.py`` (``--rounds 5``, ``--baseline REV``; ``--only`` measures
+Run: ``uv run python bench/host_call.py`` (``--rounds 5``, ``--baseline REV``; ``--current REV``
+measures a commit, taken out as the baseline is, instead of the working tree; ``--only`` measures
 the ``fsmcp`` this interpreter imports, alone, and prints its own lines).
 """
 
@@ -113,6 +114,7 @@ def run_tree(pythonpath: str | None) -> dict[tuple[str, str], dict]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline", default=BASELINE, help=f"the commit to compare with (default {BASELINE})")
+    parser.add_argument("--current", help="a commit to measure instead of the working tree")
     parser.add_argument("--rounds", type=int, default=3, help="runs of each tree, alternately (default 3)")
     parser.add_argument("--only", action="store_true", help="measure this interpreter's fsmcp alone")
     parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
@@ -126,13 +128,15 @@ def main() -> None:
         return
     head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
     dirty = subprocess.run(["git", "status", "--porcelain", "--", "core", "plugins"], cwd=REPO, capture_output=True, text=True).stdout.strip()
-    print(f"current: {REPO} at {head}{' (with uncommitted changes)' if dirty else ''}; baseline: {args.baseline}; "
+    current = args.current or f"{REPO} at {head}{' (with uncommitted changes)' if dirty else ''}"
+    print(f"current: {current}; baseline: {args.baseline}; "
           f"{args.rounds} rounds, {CALLS:,} calls a case, Python {sys.version.split()[0]}, {os.cpu_count()} CPUs", flush=True)  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="fsmcp-baseline-") as tmp:
-        old_path = str(extract(args.baseline, Path(tmp)))
+        old_path = str(extract(args.baseline, Path(tmp) / "baseline"))
+        new_path = str(extract(args.current, Path(tmp) / "current")) if args.current else None
         runs: dict[str, list[dict]] = {"baseline": [], "current": []}
         for i in range(args.rounds):
-            order = [("baseline", old_path), ("current", None)]
+            order = [("baseline", old_path), ("current", new_path)]
             for tree, path in order if i % 2 == 0 else order[::-1]:
                 runs[tree].append(run_tree(path))
                 print(f"  round {i + 1}: {tree} measured", flush=True)
