@@ -5,7 +5,7 @@ from __future__ import annotations
 import pluggy
 import pytest
 
-from fsmcp.run.hotcalls import HotHook, chosen
+from fsmcp.run.runner import HotHook, chosen
 
 spec = pluggy.HookspecMarker("hot")
 impl = pluggy.HookimplMarker("hot")
