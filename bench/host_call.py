@@ -1,6 +1,6 @@
 """The call runner's cost: warm calls through ``Host.call`` (and stdio's ``Host.call_now``) in process, beside a baseline.
 
-2,000 calls of each after 200 to warm up: ``read_file`` of a small file (``call`` and
+2,000 calls of each (``--calls``) after a tenth as many to warm up: ``read_file`` of a small file (``call`` and
 ``call_now``) and ``edit_file`` of one line, with the change journal and without. No transport:
 what is left is the runner, the tool and its hooks. Per case the median of the process's CPU
 time per call (every thread's; on a machine others load, the wall time mostly measures the wait
@@ -34,7 +34,6 @@ from io import BytesIO
 from pathlib import Path
 
 CALLS = 2000
-WARM = 200
 BASELINE = "f6fc4d8"
 REPO = Path(__file__).resolve().parent.parent
 CASES = [
@@ -51,7 +50,7 @@ def p90(times: list[float]) -> float:
     return sorted(times)[int(len(times) * 0.9)]
 
 
-async def measure(label: str, **settings: object) -> list[dict]:
+async def measure(label: str, calls: int, **settings: object) -> list[dict]:
     from fsmcp.testing import host_for
 
     top = Path(tempfile.mkdtemp())
@@ -74,10 +73,10 @@ async def measure(label: str, **settings: object) -> list[dict]:
 
     rows = []
     for what, name, arguments, via in [("read_file call", "read_file", read, call), ("read_file call_now", "read_file", read, now), ("edit_file call", "edit_file", edit, call)]:
-        for i in range(WARM):
+        for i in range(calls // 10):
             await via(name, arguments(i))
         times, cpu = [], []
-        for i in range(CALLS):
+        for i in range(calls):
             args = arguments(i)
             started, used = time.perf_counter(), time.process_time()
             result = await via(name, args)
@@ -88,9 +87,9 @@ async def measure(label: str, **settings: object) -> list[dict]:
     return rows
 
 
-def measure_all() -> list[dict]:
+def measure_all(calls: int) -> list[dict]:
     os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="fsmcp-host-call-")  # the journal goes here, not to ~
-    return asyncio.run(measure("journal")) + asyncio.run(measure("no journal", journal="off"))
+    return asyncio.run(measure("journal", calls)) + asyncio.run(measure("no journal", calls, journal="off"))
 
 
 def extract(rev: str, into: Path) -> Path:
@@ -102,12 +101,12 @@ def extract(rev: str, into: Path) -> Path:
     return Path(os.pathsep.join(map(str, paths)))
 
 
-def run_tree(pythonpath: str | None) -> dict[tuple[str, str], dict]:
+def run_tree(pythonpath: str | None, calls: int) -> dict[tuple[str, str], dict]:
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)
     if pythonpath:
         env["PYTHONPATH"] = pythonpath
-    out = subprocess.run([sys.executable, __file__, "--json"], env=env, check=True, capture_output=True, text=True).stdout
+    out = subprocess.run([sys.executable, __file__, "--json", "--calls", str(calls)], env=env, check=True, capture_output=True, text=True).stdout
     return {(r["label"], r["what"]): r for r in json.loads(out)}
 
 
@@ -116,21 +115,22 @@ def main() -> None:
     parser.add_argument("--baseline", default=BASELINE, help=f"the commit to compare with (default {BASELINE})")
     parser.add_argument("--current", help="a commit to measure instead of the working tree")
     parser.add_argument("--rounds", type=int, default=3, help="runs of each tree, alternately (default 3)")
+    parser.add_argument("--calls", type=int, default=CALLS, help=f"calls a case (default {CALLS:,}), after a tenth as many to warm up")
     parser.add_argument("--only", action="store_true", help="measure this interpreter's fsmcp alone")
     parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.json:
-        print(json.dumps(measure_all()))
+        print(json.dumps(measure_all(args.calls)))
         return
     if args.only:
-        for r in measure_all():
+        for r in measure_all(args.calls):
             print(f"{r['label']:10}  {r['what']:18}  median {r['wall'] * 1e6:8.1f} µs  p90 {r['p90'] * 1e6:8.1f} µs  CPU median {r['cpu'] * 1e6:7.1f} µs")
         return
     head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
     dirty = subprocess.run(["git", "status", "--porcelain", "--", "core", "plugins"], cwd=REPO, capture_output=True, text=True).stdout.strip()
     current = args.current or f"{REPO} at {head}{' (with uncommitted changes)' if dirty else ''}"
     print(f"current: {current}; baseline: {args.baseline}; "
-          f"{args.rounds} rounds, {CALLS:,} calls a case, Python {sys.version.split()[0]}, {os.cpu_count()} CPUs", flush=True)  # fmt: skip
+          f"{args.rounds} rounds, {args.calls:,} calls a case, Python {sys.version.split()[0]}, {os.cpu_count()} CPUs", flush=True)  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="fsmcp-baseline-") as tmp:
         old_path = str(extract(args.baseline, Path(tmp) / "baseline"))
         new_path = str(extract(args.current, Path(tmp) / "current")) if args.current else None
@@ -138,8 +138,9 @@ def main() -> None:
         for i in range(args.rounds):
             order = [("baseline", old_path), ("current", new_path)]
             for tree, path in order if i % 2 == 0 else order[::-1]:
-                runs[tree].append(run_tree(path))
-                print(f"  round {i + 1}: {tree} measured", flush=True)
+                runs[tree].append(run := run_tree(path, args.calls))
+                cpu = "  ".join(f"{r['label']} {r['what']} {r['cpu'] * 1e6:.0f}" for r in run.values())
+                print(f"  round {i + 1}, {tree:8} CPU medians µs: {cpu}", flush=True)
     print(f"\n{'':10}  {'call':18}  {'CPU µs: baseline':>16} {'current':>8} {'ratio':>6} {'(spread)':>13}   {'wall µs: baseline':>17} {'current':>8} {'ratio':>6}")
     for case in CASES:
         line = f"{case[0]:10}  {case[1]:18}"
