@@ -124,3 +124,11 @@ async def test_audit_and_consent_are_listed_and_disabled_as_plugins(root, tmp_pa
     assert result.is_error and text_of(result).startswith("ACCESS_DENIED: '.env' is refused: ")
     assert asked == []
     assert log.read_text() == ""  # made by the first host, which served no call; the second wrote nothing
+
+
+def test_consent_is_not_registered_where_the_operator_lets_nobody_be_asked(root):
+    # ask_user = false: consent would only answer at every call that it asks nobody.
+    asks = host_for([root], entry_points=True, enable=["read"])
+    quiet = host_for([root], entry_points=True, enable=["read"], ask_user=False)
+    assert asks.pm.has_plugin("fsmcp.consent") and not quiet.pm.has_plugin("fsmcp.consent")
+    assert "fsmcp.consent" not in {p.name for p in quiet.plugins}

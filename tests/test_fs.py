@@ -101,7 +101,7 @@ def test_a_small_file_comes_read_whole_with_its_descriptor_open(fs):
 def test_a_large_file_is_read_through_a_buffer(fs):
     import io
 
-    from fsmcp.paths.small_files import SMALL_FILE
+    from fsmcp.paths.fs import SMALL_FILE
 
     fs, root, _ = fs
     data = b"x" * (SMALL_FILE + 1)
@@ -111,7 +111,7 @@ def test_a_large_file_is_read_through_a_buffer(fs):
 
 
 def test_a_file_grown_since_its_size_was_taken_is_read_as_a_large_one(tmp_path):
-    from fsmcp.paths.small_files import read_small
+    from fsmcp.paths.fs import read_small
 
     path = tmp_path / "f"
     path.write_bytes(b"abcdef")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pluggy
 import pytest
 
-from fsmcp.run.hotcalls import HotHook
+from fsmcp.run.runner import HotHook, chosen
 
 spec = pluggy.HookspecMarker("hot")
 impl = pluggy.HookimplMarker("hot")
@@ -92,3 +92,50 @@ def test_an_implementations_exception_comes_through_as_itself():
 
     with pytest.raises(KeyError, match="inside"):
         HotHook(manager(Broken()).hook.pick)(x=1, y=2)
+
+
+class Format:
+    """A formatter: answers for its own format only, and counts the calls it got."""
+
+    def __init__(self, name: str):
+        self.name, self.asked = name, 0
+
+    @impl
+    def pick(self, x, y):
+        self.asked += 1
+        return f"{self.name}:{y}" if x == self.name else None
+
+
+class FirstFormat(Format):
+    @impl(tryfirst=True)
+    def pick(self, x, y):
+        return super().pick(x, y)
+
+
+def test_chosen_asks_only_the_implementation_that_answered_at_start():
+    json, text, other = Format("json"), Format("text"), FirstFormat("other")
+    pm = manager(json, text, other)
+    pick = chosen(pm.hook.pick, x="text", y=0)
+    before = (json.asked, text.asked, other.asked)
+    assert [pick(x="text", y=i) for i in range(3)] == ["text:0", "text:1", "text:2"]
+    assert (json.asked, text.asked, other.asked) == (before[0], before[1] + 3, before[2])
+    assert [pm.hook.pick(x="text", y=i) for i in range(3)] == ["text:0", "text:1", "text:2"]
+
+
+def test_chosen_asks_the_whole_hook_when_its_choice_declines_none_answers_or_a_wrapper_wraps():
+    text, json = Format("text"), Format("json")
+    pm = manager(json, text)
+    pick = chosen(pm.hook.pick, x="text", y=0)
+    assert pick is not pm.hook.pick
+    assert pick(x="json", y=1) == "json:1"  # the chosen one declined: pluggy's whole call answers
+    assert chosen(pm.hook.pick, x="none", y=0) is pm.hook.pick
+
+    class Wrapping:
+        @impl(hookwrapper=True)
+        def pick(self, x, y):
+            outcome = yield
+            outcome.force_result(f"wrapped {outcome.get_result()}")
+
+    pm.register(Wrapping())
+    pick = chosen(pm.hook.pick, x="text", y=0)
+    assert pick is pm.hook.pick and pick(x="text", y=5) == "wrapped text:5"

@@ -203,7 +203,7 @@ async def test_a_change_waiting_for_a_program_gives_up_when_cancelled(tmp_path):
     import fsmcp_shell.hooks
     import fsmcp_write.hooks
 
-    from fsmcp.paths.order import ORDER
+    from fsmcp.paths.change import ORDER
     from fsmcp.testing import connect, host_for
 
     root = _seed(tmp_path, False)
@@ -295,7 +295,7 @@ async def test_a_call_starting_a_second_program_is_not_held_by_a_change_waiting_
     import fsmcp_write.hooks
 
     from fsmcp import ToolInput, hookimpl, start_program
-    from fsmcp.paths.order import ORDER
+    from fsmcp.paths.change import ORDER
     from fsmcp.testing import connect, host_for
     from fsmcp.api.tools import Tool
 
@@ -475,7 +475,7 @@ async def test_a_call_that_waited_its_turn_for_a_snapshot_alone_lets_programs_st
     import fsmcp_shell.hooks
     import fsmcp_write.hooks
 
-    from fsmcp.paths.order import ORDER
+    from fsmcp.paths.change import ORDER
     from fsmcp.testing import connect, host_for
 
     root = _seed(tmp_path, False)

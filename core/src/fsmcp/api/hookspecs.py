@@ -252,5 +252,7 @@ def fsmcp_format_result(
     :param settings: The server's settings.
     :return: The result as a dict, or None when this is not the configured format.
 
-    Stops at the first non-None result.
+    Stops at the first non-None result. Whether an implementation answers depends on ``format``
+    alone: the host asks the whole hook once at start (``tool=None``, an empty
+    :class:`fsmcp.ToolResult`) and from then on the implementation that answered.
     """

@@ -55,7 +55,9 @@ def content_blocks(result: ToolResult, budget: int) -> list[dict[str, Any]]:
     for part in result.parts:
         if isinstance(part, Text):
             # A backstop: tools cut smartly themselves; this only stops a runaway result.
-            text, _ = truncate(part.text, max(left, 200), "Ask for less: a narrower path, a range or a smaller limit.")
+            text, limit = part.text, max(left, 200)
+            if len(text) > limit:
+                text, _ = truncate(text, limit, "Ask for less: a narrower path, a range or a smaller limit.")
             left -= len(text)
             blocks.append(text_block(text))
         elif isinstance(part, Blob):

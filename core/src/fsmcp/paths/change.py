@@ -8,8 +8,9 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+import anyio
+
 from ..api import audit
-from .order import ORDER
 from .roots import ResolvedPath
 
 
@@ -88,7 +89,7 @@ class Change:
                 self._announce(self, new, call)
 
     def order(self, paths: Iterable[ResolvedPath], *, tree: bool = True, call: Any = None) -> None:
-        """Wait for the programs running (:mod:`fsmcp.paths.order`) when what arrives at ``paths`` could
+        """Wait for the programs running (:class:`Order`) when what arrives at ``paths`` could
         show one a protected file: a directory tree (``tree``), or a path that is protected.
 
         Once waited, the call keeps its place until it ends (the host's ``_finish`` lets it go):
@@ -96,3 +97,90 @@ class Change:
         when ``call`` (the tool call that waits, as for :meth:`before`) is cancelled."""
         if tree or any(self._protected(p) for p in paths):
             ORDER.change(self, call)
+
+
+# -- the order of changes and programs ---------------------------------------------------
+
+WAIT = 0.05
+"""Seconds between two looks: a change waiting in its worker thread looks for its call's
+cancellation, a program waiting on the event loop for the changes to end."""
+
+
+class Order:
+    """The server's changes that could show a program a protected file, and its programs: one after the other.
+
+    A program is shown the protected files that exist when it starts: masked by mounts, or left
+    out of its Landlock ruleset. Rules and mounts hold on what was there; a directory holding a
+    ``.env`` that the server moves or copies into view while the program runs would be seen whole.
+    So such a change and a program never overlap: the change waits until no program runs, and a
+    program starts only once no other call's such change is under way (its own call's earlier
+    changes are done: they were made one after the other). A program holds its place until its
+    call ends (the plugins kill and reap the process group before that), a change until its call ends.
+
+    Which changes wait is decided by :meth:`fsmcp.paths.change.Change.order`, with what the primitives
+    (:mod:`fsmcp.paths.fs`) say of what they do: one that moves or copies a directory, removes one (its
+    copy in the journal, or the call's rollback, may bring it back), changes a mode (a directory
+    the listing could not read may open), saves a directory for a rollback (a snapshot), puts
+    saved trees back (undo), has the journal copy a directory into its own inside a root (made
+    after a program started, it is not hidden from it), or touches a protected path. A primitive
+    that says nothing is ordered. Writing, editing, appending to, linking, removing a file or
+    making an empty directory, under a name nothing protects, neither waits nor holds a program back.
+
+    A change waiting here blocks new programs, so a stream of commands cannot keep it waiting for
+    ever; it still waits for every program already running, up to their time limits, and gives up
+    when its call is cancelled. The order is this process's: two server processes on one tree are
+    not ordered with each other.
+    """
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._changes: set[Any] = set()
+        """The calls' ordered changes under way, until their calls end."""
+        self._programs: dict[Any, int] = {}
+        """Programs started, by the call that started them, until that call ends."""
+        self._waiting = 0
+        """Changes waiting for programs to end: no program starts meanwhile."""
+
+    def change(self, change: Any, call: Any = None) -> None:
+        """Before ``change`` could bring a protected file into view: wait (in a worker thread) until no program runs.
+
+        ``call`` is the tool call that waits (a :class:`fsmcp.ToolContext`): the wait ends when it is cancelled."""
+        with self._cond:
+            if not self._programs:
+                self._changes.add(change)
+                return
+            self._waiting += 1
+            try:
+                while self._programs:
+                    self._cond.wait(WAIT)
+                    if call is not None:
+                        call.check_cancelled()
+            finally:
+                self._waiting -= 1
+            self._changes.add(change)
+
+    def changed(self, change: Any) -> None:
+        """``change``'s call has ended."""
+        with self._cond:
+            self._changes.discard(change)
+
+    async def program(self, call: Any, change: Any) -> None:
+        """Before ``call`` starts a program: wait until no change but its own (``change``) is under way.
+
+        A call that started one already (a probe, then the command) holds its place: no other
+        change has begun since, and one waiting for it must not be waited for in turn."""
+        while True:
+            with self._cond:
+                if call in self._programs or (not self._waiting and self._changes <= {change}):
+                    self._programs[call] = self._programs.get(call, 0) + 1
+                    return
+            await anyio.sleep(WAIT)
+
+    def ended(self, call: Any) -> None:
+        """``call`` has ended, and with it every program it started."""
+        with self._cond:
+            if self._programs.pop(call, None) is not None:
+                self._cond.notify_all()
+
+
+ORDER = Order()

@@ -29,7 +29,6 @@ from .guard import Guard
 from ..api.names import shown
 from .policy import PathPolicy
 from .roots import Access, ResolvedPath
-from .small_files import read_small
 from .snapshot import Snapshot
 from .temporaries import temp_name
 
@@ -270,7 +269,7 @@ class FileSystem:
     def open_read(self, path: PathArg) -> BinaryIO:
         """A regular file opened for binary reading. The caller closes it.
 
-        A file of up to :data:`fsmcp.paths.small_files.SMALL_FILE` bytes comes read whole, in memory
+        A file of up to :data:`SMALL_FILE` bytes comes read whole, in memory
         (an :class:`io.BytesIO` whose ``fileno()`` is the open file's descriptor).
         """
         p = self.resolve(path, Access.READ)
@@ -855,3 +854,47 @@ def _commit(dir_fd: int, tmp: str, name: str, overwrite: bool) -> None:
         dirfd.unlink_quietly(dir_fd, tmp)
         raise
     dirfd.fsync_dir(dir_fd)
+
+
+# -- small files read whole --------------------------------------------------------------
+
+# A small file read whole as it is opened.
+# 
+# Most files a tool reads are small, and a small one is read once and then searched, sniffed and
+# taken from memory: one ``pread`` costs less than making a buffered reader to read it through.
+
+SMALL_FILE = 64 * 1024
+"""Bytes up to which an opened file comes read whole."""
+
+
+class InMemoryFile(io.BytesIO):
+    """The bytes a file held when it was opened, with its descriptor, which :meth:`close` closes.
+
+    ``fileno()`` is the open file's own descriptor, at offset 0 (the read did not move it), so a
+    tool that reads or ``fstat``s through it sees the file as with any opened file.
+    """
+
+    def __init__(self, data: bytes, fd: int):
+        super().__init__(data)
+        self._fd = fd
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def close(self) -> None:
+        if not self.closed:
+            try:
+                os.close(self._fd)
+            finally:
+                super().close()
+
+
+def read_small(fd: int, size: int) -> InMemoryFile | None:
+    """The file open at ``fd``, of ``size`` bytes when its status was taken, read whole; None when
+    it is larger than :data:`SMALL_FILE`, or has grown since (it is then read as a large one)."""
+    if size > SMALL_FILE:
+        return None
+    data = os.pread(fd, size + 1, 0)
+    if len(data) > size:
+        return None
+    return InMemoryFile(data, fd)

@@ -72,7 +72,6 @@ class ToolContext:
         self.tool = tool
         self.tools = tools or {}
         self.budget = budget or settings.budget
-        self.options: dict[str, Any] = settings.options(tool.plugin)
         self._send_progress = send_progress
         self._run_tool = run_tool
         self._cancelled = False
@@ -87,6 +86,11 @@ class ToolContext:
                 self._loop = asyncio.get_running_loop()
             except RuntimeError:  # made outside the server (a direct call in a test): no client to tell
                 pass
+
+    @cached_property
+    def options(self) -> dict[str, Any]:
+        """The tool's plugin section of the configuration (read at first use: most calls never do)."""
+        return self.settings.options(self.tool.plugin)
 
     @cached_property
     def roots(self) -> RootsView:

@@ -10,7 +10,6 @@ from ..paths import state as journal_place, locks, temporaries
 from ..api.config import Settings
 from ..api.errors import HostError, ToolError
 from ..paths.fs import FileSystem
-from .hotcalls import HotHook
 from ..paths.mounts import LocalRoots
 from ..sandbox.programs import Sandbox
 from ..paths.policy import NoPolicy, PathPolicy
@@ -20,7 +19,7 @@ from .plugins import PluginError, PluginInfo, collect_tools, load_plugins, offer
 from ..builtin.journal import NAME as JOURNAL
 from ..api.results import ToolResult
 from ..paths.roots import Access, RootSet
-from .runner import CallRunner
+from .runner import CallRunner, HotHook
 
 if TYPE_CHECKING:
     import pluggy

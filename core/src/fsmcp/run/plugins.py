@@ -85,6 +85,8 @@ def load_plugins(
         if pm.is_blocked(name):
             infos.append(PluginInfo(name, status="disabled"))
             continue
+        if module is consent and not settings.ask_user:
+            continue  # asks nobody: it would be asked at every call only to say so (listed as the audit log without one is not)
         pm.register(module, name=name)
         infos.append(PluginInfo(name, status="default"))
     if pm.is_blocked(SECRETS):

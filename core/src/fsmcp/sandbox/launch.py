@@ -260,7 +260,7 @@ def alone(status: str) -> None:
     """Start the program as the second process of a PID namespace of its own; return in it.
 
     A process the program leaves behind, even one that left its process group (``setsid``),
-    would outlive its call and its place in the server's order (:mod:`fsmcp.paths.order`), and see
+    would outlive its call and its place in the server's order (:class:`fsmcp.paths.change.Order`), and see
     what the server changes afterwards. The namespace's first process waits for the program and
     then ends, and with it the kernel ends every process left in the namespace. The launcher
     waits for that first process and ends as the program ended (its status, or its signal).

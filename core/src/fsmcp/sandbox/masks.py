@@ -2,7 +2,7 @@
 start, then hidden by the launcher's mounts (or, where this system allows no user namespace, left
 out of the Landlock ruleset).
 
-The walk lists what exists when the program starts, in its turn (:mod:`fsmcp.paths.order`: the server's
+The walk lists what exists when the program starts, in its turn (:class:`fsmcp.paths.change.Order`: the server's
 own changes wait while programs run); a protected file another process creates afterwards is not
 hidden from that program (the next one started hides it).
 """

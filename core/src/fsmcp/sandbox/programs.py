@@ -31,7 +31,7 @@ from ..paths import consent
 from . import masks
 from ..api.errors import ErrorCode, ToolError
 from ..paths.state import journal_dir
-from ..paths.order import ORDER
+from ..paths.change import ORDER
 
 if TYPE_CHECKING:
     from . import landlock
