@@ -20,7 +20,7 @@ from .plugins import PluginError, PluginInfo, collect_tools, load_plugins, offer
 from ..journal.record import NAME as JOURNAL
 from ..api.results import ToolResult
 from ..paths.roots import Access, RootSet
-from .runner import CallRunner
+from .runner import CallRunner, NotNow
 from ..api.tools import Tool
 
 if TYPE_CHECKING:
@@ -235,12 +235,12 @@ class Host:
         send_progress: ProgressSender | None = None,
         session: Session | None = None,
         asking: Consent | None = None,
-        on_loop: bool = True,
+        not_now: NotNow | None = None,
     ) -> dict[str, Any]:
         """See :meth:`CallRunner.call`."""
-        return await self.runner.call(name, arguments, send_progress=send_progress, session=session, asking=asking, on_loop=on_loop)
+        return await self.runner.call(name, arguments, send_progress=send_progress, session=session, asking=asking, not_now=not_now)
 
-    def call_now(self, name: str, arguments: dict[str, Any] | None, *, session: Session | None = None) -> dict[str, Any] | None:
+    def call_now(self, name: str, arguments: dict[str, Any] | None, *, session: Session | None = None) -> dict[str, Any] | NotNow | None:
         """See :meth:`CallRunner.call_now`."""
         return self.runner.call_now(name, arguments, session=session)
 
