@@ -88,3 +88,45 @@ async def test_a_rollback_keeps_another_sessions_change_made_between_the_steps(t
             RELEASE.set()
     assert text_of(outcome["batch"]).startswith("EDIT_CONFLICT: Batch stopped at operation 2"), text_of(outcome["batch"])
     assert (root / "a.txt").read_text() == "the other session's work"
+
+
+@pytest.mark.anyio
+async def test_a_rollback_keeps_what_another_session_put_in_a_directory_the_batch_made(tmp_path):
+    """The batch made ``new/`` for its file; another session wrote ``new/theirs.txt`` before the
+    batch failed. Clearing what the batch made would remove that file with the directory."""
+    HOLDING.clear()
+    RELEASE.clear()
+    root = tmp_path.resolve()
+    (root / "f.txt").write_text("f")
+    host = host_for([root], [*PLUGINS, ("holds", Holds())])
+    outcome = {}
+    async with connect(host) as holder, connect(host) as batcher, connect(host) as other:
+        async with anyio.create_task_group() as tg:
+
+            async def holding():
+                outcome["hold"] = await holder.call_tool("hold_file", {"path": "f.txt"})
+
+            async def batch():
+                outcome["batch"] = await batcher.call_tool("batch_operations", {"transactional": True, "operations": [
+                    {"tool": "write_file", "arguments": {"path": "new/deep/mine.txt", "content": "batch"}},
+                    {"tool": "write_file", "arguments": {"path": "f.txt", "content": "x", "expectedVersion": "0000000000000000"}},
+                ]})  # fmt: skip
+
+            tg.start_soon(holding)
+            for _ in range(6000):
+                if HOLDING.is_set():
+                    break
+                await anyio.sleep(0.01)
+            tg.start_soon(batch)
+            for _ in range(6000):  # the first step done, the second waiting for f.txt
+                if (root / "new" / "deep" / "mine.txt").exists():
+                    break
+                await anyio.sleep(0.01)
+            written = await other.call_tool("write_file", {"path": "new/theirs.txt", "content": "the other session's work"})
+            assert not written.is_error, text_of(written)
+            RELEASE.set()
+    text = text_of(outcome["batch"])
+    assert text.startswith("EDIT_CONFLICT: Batch stopped at operation 2"), text
+    assert (root / "new" / "theirs.txt").read_text() == "the other session's work"
+    assert f"except at {root / 'new' / 'deep' / 'mine.txt'}" in text, text
+    assert "every file is as it was before the batch" not in text, text

@@ -609,7 +609,7 @@ class FileSystem:
         deletions undone, creations (with the directories made for them) removed. The copies
         live outside the roots, in the host's own temporary directory, until ``discard()``.
         """
-        snap = Snapshot(self._conf, restored=self.guard.moved, check_cancelled=self.call.check_cancelled)
+        snap = Snapshot(self._conf, restored=self.guard.moved, check_cancelled=self.call.check_cancelled, hold=self.guard.hold)
         try:
             for path in paths:
                 p = self.resolve(path, Access.WRITE, follow_links=False)
