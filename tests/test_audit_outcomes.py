@@ -109,3 +109,28 @@ async def test_a_cancelled_call_is_not_logged_ok(tmp_path):
         await anyio.sleep(0)
     [line] = lines(log)
     assert line["tool"] == "wait_for_cancel" and line["outcome"] != "ok", line
+
+
+class OwnLog:
+    """A plugin named as the audit log: it replaces the host's."""
+
+    def __init__(self):
+        self.calls = []
+
+    @hookimpl(tryfirst=True)
+    def fsmcp_around_call(self, call):
+        self.calls.append(call.name)
+        return None
+
+
+@pytest.mark.anyio
+async def test_a_plugin_named_as_the_audit_log_replaces_it(tmp_path):
+    log = tmp_path / "audit.log"
+    root = tmp_path / "root"
+    root.mkdir()
+    own = OwnLog()
+    host = host_for([root], [*PLUGINS, ("fsmcp.audit", own)], audit_log=str(log))
+    async with connect(host) as client:
+        result = await client.call_tool("write_file", {"path": "a.txt", "content": "x"})
+        assert not result.is_error, text_of(result)
+    assert own.calls == ["write_file"] and lines(log) == []

@@ -97,7 +97,8 @@ def load_plugins(
     if pm.is_blocked(AUDIT):
         infos.append(PluginInfo(AUDIT, status="disabled"))
     elif audit is not None:
-        infos.append(PluginInfo(AUDIT, status="default"))
+        audit_info = PluginInfo(AUDIT, status="default")
+        infos.append(audit_info)
     journal = Journal.for_settings(settings)
     if journal is not None and not pm.is_blocked(JOURNAL):
         pm.register(journal, name=JOURNAL)
@@ -112,10 +113,13 @@ def load_plugins(
             continue
         _register(pm, plugin, info)
     if audit is not None:
-        # Registered last, its tryfirst wrapper is the outermost (pluggy calls the last registered
-        # of a kind first): a tryfirst wrapper of another plugin that refuses the call is inside it,
-        # and the log has the call's line however that wrapper ends it.
-        pm.register(audit, name=AUDIT)
+        if pm.has_plugin(AUDIT):
+            audit_info.status = "disabled"  # a plugin of that name replaces it
+        else:
+            # Registered last, its tryfirst wrapper is the outermost (pluggy calls the last registered
+            # of a kind first): a tryfirst wrapper of another plugin that refuses the call is inside
+            # it, and the log has the call's line however that wrapper ends it.
+            pm.register(audit, name=AUDIT)
     _drop_unmatched_hooks(pm, infos)
     return pm, infos
 
