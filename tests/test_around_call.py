@@ -8,6 +8,7 @@ import pytest
 from mcp import types
 
 from fsmcp import ErrorCode, ToolError, hookimpl
+from fsmcp.run.runner import NotNow
 from fsmcp.testing import connect, host_for, text_of
 
 pytestmark = pytest.mark.anyio
@@ -77,9 +78,10 @@ async def test_a_call_no_plugin_wraps_is_answered_at_once_and_one_wrapped_is_not
     plain = host_for([root], entry_points=True, enable=["read"])
     wrapped = host_for([root], [("counter", counter)], entry_points=True, enable=["read", "counter"])
     assert plain.runner.call_now("read_file", {"path": "a.txt"}) == await plain.runner.call("read_file", {"path": "a.txt"})
-    assert wrapped.runner.call_now("read_file", {"path": "a.txt"}) is None
+    not_now = wrapped.runner.call_now("read_file", {"path": "a.txt"})
+    assert isinstance(not_now, NotNow) and len(not_now.arounds) == 1  # not answered: call() goes on with it
     assert counter.calls == 0
-    assert await wrapped.runner.call("read_file", {"path": "a.txt"}) == await plain.runner.call("read_file", {"path": "a.txt"})
+    assert await wrapped.runner.call("read_file", {"path": "a.txt"}, not_now=not_now) == await plain.runner.call("read_file", {"path": "a.txt"})
     assert (counter.calls, counter.rounds) == (1, 1)
 
 

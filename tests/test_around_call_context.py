@@ -1,5 +1,6 @@
 """A third party's fsmcp_around_call wrapper cannot make the host skip the path policy: the
-client's MCP roots and its session hold for the call however the wrapper runs ``run()``.
+client's MCP roots and its session hold for the call however the wrapper runs ``run()``, and the
+audit log's line keeps what the call noted (consent's ``allowedOnce``).
 
 A wrapper that runs the rest of the call in another task (a queue that serialises calls, a
 timeout helper) runs it in that task's context, not the caller's. The client's view of the roots
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import json
 from pathlib import Path
 
 import fsmcp_history.hooks
@@ -78,3 +80,21 @@ async def test_a_wrapper_that_runs_the_call_elsewhere_keeps_a_disjoint_client_re
     async with connect(host, list_roots_callback=Roots((tree / "away").as_uri()), mode=mode) as client:
         result = await client.call_tool("read_file", {"path": "proj/a.txt"})
         assert result.is_error and "do not overlap" in text_of(result), text_of(result)
+
+
+@pytest.mark.anyio
+async def test_a_wrapper_that_runs_the_call_elsewhere_keeps_consent_on_the_audit_log(tmp_path, plugins):
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / ".env").write_text("KEY=1")
+    log = tmp_path / "audit.log"
+
+    async def user(ctx, params):
+        return types.ElicitResult(action="accept", content={"answer": "allow_once"})
+
+    host = host_for([root], plugins, audit_log=str(log), ask_user=True)
+    async with connect(host, elicitation_callback=user) as client:
+        result = await client.call_tool("read_file", {"path": ".env"})
+        assert not result.is_error, text_of(result)
+    [line] = [json.loads(text) for text in log.read_text().splitlines()]
+    assert line["allowedOnce"] == [str(root.resolve() / ".env")], line

@@ -44,6 +44,18 @@ def note(**fields: Any) -> None:
         notes.update(fields)
 
 
+@contextmanager
+def noting(notes: dict[str, Any], changes: list[str]) -> Iterator[None]:
+    """Where :func:`note` and :func:`changed` add to, for the code of one call (the call runner
+    enters it around a wrapped call, and again in the task that runs the call itself)."""
+    token, changes_token = _notes.set(notes), _changed.set(changes)
+    try:
+        yield
+    finally:
+        _notes.reset(token)
+        _changed.reset(changes_token)
+
+
 def changed(paths: Iterable[str]) -> None:
     """Paths the call in progress changes, for its line's ``paths`` (a no-op without an audit log)."""
     found = _changed.get()
@@ -100,22 +112,22 @@ class AuditLog:
         return os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
 
     @contextmanager
-    def recording(self, session: str, tool: str, arguments: dict[str, Any] | None) -> Iterator[dict[str, Any]]:
-        """Around one call: set ``outcome`` in the yielded dict; the line is written at the end."""
+    def recording(
+        self, session: str, tool: str, arguments: dict[str, Any] | None, notes: dict[str, Any], changes: list[str],
+    ) -> Iterator[dict[str, Any]]:
+        """Around one call: set ``outcome`` in the yielded dict; the line is written at the end.
+
+        ``notes`` and ``changes`` are the call's own (:class:`fsmcp.ToolCall`): they travel with
+        the call wherever its wrappers run it, and the call's code reaches them through :func:`noting`."""
         started = datetime.now(timezone.utc)
         clock = time.perf_counter()
         line: dict[str, Any] = {"time": started.isoformat(timespec="milliseconds").replace("+00:00", "Z"), "session": session, "tool": tool}
         args = arguments if isinstance(arguments, dict) else {}
         line["paths"] = named_paths(args)
         line["outcome"] = "ok"
-        notes: dict[str, Any] = {}
-        changes: list[str] = []
-        token, changes_token = _notes.set(notes), _changed.set(changes)
         try:
             yield line
         finally:
-            _notes.reset(token)
-            _changed.reset(changes_token)
             if not line["paths"]:
                 # Only then: a changed path is a real path, and the arguments may name it relative.
                 line["paths"] = list(dict.fromkeys(changes))[:MAX_PATHS]

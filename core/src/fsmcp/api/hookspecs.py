@@ -158,15 +158,16 @@ def fsmcp_around_call(call: ToolCall, settings: Settings) -> Around | None:
     and answer with a :class:`fsmcp.ToolError` itself. The host's audit log (``fsmcp.audit``)
     and consent (``fsmcp.consent``) are such wrappers.
 
-    The implementation pluggy calls first is the outermost: the audit log (``tryfirst``) sees
-    the call once, whatever happens inside; consent (``trylast``) is next to the tool, so that
+    The implementation pluggy calls first is the outermost: the audit log (``tryfirst``,
+    registered after every other plugin) sees the call once, whatever happens inside; consent (``trylast``) is next to the tool, so that
     each of its rounds runs every wrapper inside it again. A call no implementation wraps may
     be answered on the event loop without a task of its own (stdio's quick calls); one that
     some implementation wraps is always awaited, so return None when there is nothing to do.
 
     :param call: The call as the client made it: ``name``, ``arguments`` (not yet validated),
         ``tool`` (None for a name this server does not offer), ``session`` (the connection's
-        id) and ``asking`` (how the transport can ask the client's user, or None).
+        id) and ``asking`` (how the transport can ask the client's user, or None);
+        ``call.note(name=value)`` adds a field to the call's audit line, wherever ``around`` runs.
     :param settings: The server's settings.
     :return: None, or ``around``. Exceptions other than a cancellation are the plugin's bug:
         they end the call with the transport's internal error.

@@ -8,7 +8,7 @@ changes another server sharing the journal made outside this one's roots.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -74,10 +74,12 @@ class JournalView:
         """The id of the client session this call belongs to (an entry's ``session`` when this session made it)."""
 
     def changes(self) -> Iterator[JournalEntry]:
-        """Every change kept that this server may see, newest first (damaged ones left out)."""
+        """Every change kept that this client may see, newest first (damaged ones left out), with
+        only the paths it may see: a change that also touched paths outside its roots (the
+        operator's, narrowed by its MCP roots) is listed without them."""
         for meta in self._journal.changes():
             if self._visible(meta):
-                yield _entry(meta)
+                yield _entry(meta, self._seen)
 
     def undo(self, id: int | None, *, force: bool = False) -> tuple[JournalEntry, list[str]]:
         """Put back what change ``id`` replaced (default: this session's latest not undone).
@@ -87,27 +89,33 @@ class JournalView:
         already or cannot be undone, ``EDIT_CONFLICT`` when a path changed since, unless ``force``:
         nothing is restored then.
         """
-        meta, paths = self._journal.undo(self._fs, id, force, self._visible, self.session)
-        return _entry(meta), paths
+        meta, paths = self._journal.undo(self._fs, id, force, self._visible, self.session, self._whole)
+        return _entry(meta, self._seen), paths
+
+    def _seen(self, path: str) -> bool:
+        return self._roots.containing(Path(path)) is not None
 
     def _visible(self, meta: dict[str, Any]) -> bool:
-        # A journal may be shared by servers over other roots: each sees only changes inside its own.
-        roots = self._roots
-        return any(roots.containing(Path(r["path"])) is not None for r in meta["records"]) or any(
-            roots.containing(Path(p)) is not None for p in meta["paths"]
-        )
+        # A journal may be shared by servers over other roots, a client narrowed by its MCP roots
+        # sees less than its server: each sees only the changes that touched its own roots.
+        return any(self._seen(r["path"]) for r in meta["records"]) or any(self._seen(p) for p in meta["paths"])
+
+    def _whole(self, meta: dict[str, Any]) -> bool:
+        # A change is undone whole or not at all: by a client that may see every path it touched.
+        return all(self._seen(r["path"]) for r in meta["records"]) and all(self._seen(p) for p in meta["paths"])
 
 
-def _entry(meta: dict[str, Any]) -> JournalEntry:
-    """A ``meta.json`` the journal checked (:meth:`fsmcp.builtin.journal.Journal.changes`), with its id, as a record."""
+def _entry(meta: dict[str, Any], seen: Callable[[str], bool]) -> JournalEntry:
+    """A ``meta.json`` the journal checked (:meth:`fsmcp.builtin.journal.Journal.changes`), with its id, as a
+    record of the paths ``seen`` keeps (those the client may see)."""
     interrupted = meta.get("interrupted")
     return JournalEntry(
         id=meta["id"],
         tool=meta["tool"],
         time=meta["time"],
         session=meta["session"],
-        paths=tuple(meta["paths"]),
-        records=tuple(JournalRecord(r["path"], r["kind"]) for r in meta["records"]),
+        paths=tuple(p for p in meta["paths"] if seen(p)),
+        records=tuple(JournalRecord(r["path"], r["kind"]) for r in meta["records"] if seen(r["path"])),
         reason=meta["reason"],
         undoes=meta.get("undoes"),
         undone=meta["undone"],

@@ -10,8 +10,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
+import anyio
+
 from ..api.audit import AuditLog
-from ..api.errors import ToolError
+from ..api.errors import ErrorCode, ToolError
 from ..api.hooks import hookimpl
 
 if TYPE_CHECKING:
@@ -34,8 +36,15 @@ class Audit:
     @hookimpl(tryfirst=True)
     def fsmcp_around_call(self, call: ToolCall) -> Around:
         async def around(run: Callable[[], Awaitable[Outcome]]) -> Outcome:
-            with self.log.recording(call.session, call.name, call.arguments) as line:
-                outcome = await run()
+            with self.log.recording(call.session, call.name, call.arguments, call.notes, call.changed) as line:
+                try:
+                    outcome = await run()
+                except anyio.get_cancelled_exc_class():
+                    line["outcome"] = "cancelled"
+                    raise
+                except BaseException:  # a wrapper's bug: the client gets the transport's internal error
+                    line["outcome"] = ErrorCode.INTERNAL_ERROR.value
+                    raise
                 if isinstance(outcome, ToolError):
                     line["outcome"] = outcome.code.value
                 if call.asking is not None and call.asking.waiting:  # the client gets the questions, not this outcome

@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from ..api.audit import note
 from ..api.hooks import hookimpl
 
 if TYPE_CHECKING:
@@ -34,7 +33,7 @@ def fsmcp_around_call(call: ToolCall, settings: Settings) -> Around | None:
             with asking.running():
                 outcome = await run()
             if not await asking.settle():
-                note(**asking.audit())
+                call.note(**asking.audit())
                 return outcome
 
     return around

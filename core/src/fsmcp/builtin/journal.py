@@ -597,15 +597,22 @@ class Journal:
         finally:
             os.close(fd)
 
-    def undo(self, fs: FileSystem, number: int | None, force: bool, visible: Any, session: str) -> tuple[dict[str, Any], list[str]]:
+    def undo(self, fs: FileSystem, number: int | None, force: bool, visible: Any, session: str, whole: Any) -> tuple[dict[str, Any], list[str]]:
         """Put back what change ``number`` (default: ``session``'s latest not undone) replaced.
 
         Returns the change undone and the paths restored. ``visible(meta)`` says whether a
-        change is this server's to see. Raises ``EDIT_CONFLICT`` when a path changed since the
-        change, unless ``force``; nothing is restored then.
+        change is the caller's to see, ``whole(meta)`` whether it may see every path of it (a
+        change is undone whole or not at all). Raises ``EDIT_CONFLICT`` when a path changed since
+        the change, unless ``force``; nothing is restored then.
         """
         with self._lock:
             meta = self._target(number, visible, session)
+            if not whole(meta):
+                raise ToolError(
+                    ErrorCode.ACCESS_DENIED,
+                    f"change {meta['id']} also changed paths outside this client's roots, and a change is undone whole or "
+                    "not at all; nothing was restored. A client whose roots hold all of them can undo it",
+                )
             name = self._name(meta["id"])
             if meta["reason"]:
                 raise ToolError(ErrorCode.INVALID_PARAMS, f"change {meta['id']} cannot be undone: {meta['reason']}")

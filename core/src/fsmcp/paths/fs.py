@@ -608,7 +608,7 @@ class FileSystem:
         deletions undone, creations (with the directories made for them) removed. The copies
         live outside the roots, in the host's own temporary directory, until ``discard()``.
         """
-        snap = Snapshot(self._conf, restored=self.guard.moved, check_cancelled=self.call.check_cancelled)
+        snap = Snapshot(self._conf, restored=self.guard.moved, check_cancelled=self.call.check_cancelled, hold=self.guard.hold)
         try:
             for path in paths:
                 p = self.resolve(path, Access.WRITE, follow_links=False)
@@ -647,13 +647,14 @@ class FileSystem:
         dst = self.resolve(destination, Access.WRITE, follow_links=False)
         self._refuse_roots(src, "moved")
         self._refuse_into_itself(src, dst, "move")
-        self._keep_protected(src, dst, "moving")
         tree = self._tree(src)
         if src.path != dst.path:
             self._changing(src, dst, tree=tree)
         with ExitStack() as stack:
             stack.enter_context(self.guard.changing(src.path, dst.path))
             stack.callback(self.guard.moved, src.path, dst.path)
+            # Under the locks: a protected tree moved onto the source meanwhile is seen.
+            self._keep_protected(src, dst, "moving")
             with _mapped(src):
                 s = stack.enter_context(self._conf.at(src))
                 src_mode = dirfd.lstat(s.fd, s.name).st_mode
@@ -678,13 +679,14 @@ class FileSystem:
         src = self.resolve(source, Access.READ, follow_links=False)
         dst = self.resolve(destination, Access.WRITE, follow_links=False)
         self._refuse_into_itself(src, dst, "copy")
-        self._keep_protected(src, dst, "copying")
         tree = self._tree(src)
         if src.path != dst.path:
             self._changing(dst, tree=tree)
         with ExitStack() as stack:
-            stack.enter_context(self.guard.changing(dst.path))
+            # The source's lock too: no change replaces it while it is looked at and copied.
+            stack.enter_context(self.guard.changing(src.path, dst.path))
             stack.callback(self.guard.moved, dst.path)
+            self._keep_protected(src, dst, "copying")
             with _mapped(src):
                 s = stack.enter_context(self._conf.at(src))
                 st = dirfd.lstat(s.fd, s.name)
@@ -713,6 +715,10 @@ class FileSystem:
                 dirfd.copy_node(s.fd, s.name, d.fd, staging, self.call.check_cancelled)
                 copied = dirfd.lstat(d.fd, staging)
                 temporaries.LEDGER.made(noted, d.fd, staging)
+                if stat_mod.S_ISDIR(copied.st_mode):
+                    # What arrives is the copy: it is what is looked at, so that nothing that
+                    # reached the source's tree after the first look leaves protection with it.
+                    self._keep_protected(src, d.path, "moving" if moving else "copying", _tree_below(d.fd, staging))
                 if not tree and stat_mod.S_ISDIR(copied.st_mode):
                     # Announced as a file, a tree now: it did not wait for the programs running.
                     raise ToolError(ErrorCode.EDIT_CONFLICT, f"{src} became a directory while being copied; nothing was changed: run it again")
@@ -769,17 +775,25 @@ class FileSystem:
             if root.path.is_relative_to(p.path):
                 raise ToolError(ErrorCode.ACCESS_DENIED, f"{p} contains the allowed root {root.path}; it cannot be {verb}")
 
-    def _keep_protected(self, src: ResolvedPath, dst: ResolvedPath, verb: str) -> None:
-        # The veto sees one path at a time: a directory moved or copied as a whole could take a
-        # protected file inside it (.aws/credentials) to a name nothing protects (aws/credentials).
+    def _keep_protected(self, src: ResolvedPath, dst: ResolvedPath, verb: str, arriving: Iterable[str] | None = None) -> None:
+        """Refuse when a protected path in the tree at ``src`` would arrive at a name nothing protects.
+
+        The veto sees one path at a time: a directory moved or copied as a whole could take a
+        protected file inside it (.aws/credentials) to a name nothing protects (aws/credentials).
+        Asked under the call's locks; ``arriving``: the relative paths of what is about to be
+        put in place (a copy made of the tree), else the tree at ``src`` as it is now."""
         root = self.roots.operator_root(src.path)
-        if root is None or not self.policy.protected(root) or self.kind(src, follow_links=False) != "directory":
+        if root is None or not self.policy.protected(root):
             return
-        for rel, _, entry in self.walk(str(src.path)):
-            if self.policy.is_protected(entry.path) and not self.policy.is_protected(dst.path / rel):
+        if arriving is None:
+            if self.kind(src, follow_links=False) != "directory":
+                return
+            arriving = (rel for rel, _, _ in self.walk(str(src.path)))
+        for rel in arriving:
+            if self.policy.is_protected(src.path / rel) and not self.policy.is_protected(dst.path / rel):
                 raise ToolError(
                     ErrorCode.ACCESS_DENIED,
-                    f"{verb} {src} to {dst} is refused: it holds {shown(str(entry.path))}, which is protected by the secrets "
+                    f"{verb} {src} to {dst} is refused: it holds {shown(str(src.path / rel))}, which is protected by the secrets "
                     f"policy and would not be at {shown(str(dst.path / rel))}; move or copy the rest without it",
                 )
 
@@ -787,6 +801,14 @@ class FileSystem:
     def _refuse_into_itself(src: ResolvedPath, dst: ResolvedPath, verb: str) -> None:
         if dst.path != src.path and dst.path.is_relative_to(src.path):
             raise ToolError(ErrorCode.INVALID_PARAMS, f"cannot {verb} {src} into itself ({dst})")
+
+
+def _tree_below(dir_fd: int, name: str) -> Iterator[str]:
+    """The relative path of everything under the directory ``name`` in ``dir_fd`` (links not followed)."""
+    for top, dirs, files, _ in os.fwalk(name, dir_fd=dir_fd):
+        below = top[len(name) + 1 :]
+        for entry in (*dirs, *files):
+            yield f"{below}/{entry}" if below else entry
 
 
 def _encodable(name: str) -> bool:

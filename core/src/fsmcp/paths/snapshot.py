@@ -6,7 +6,7 @@ import errno
 import os
 import stat
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -24,15 +24,22 @@ class Snapshot:
     """
 
     def __init__(
-        self, conf: Confinement, restored: Callable[..., None] = lambda *paths: None, check_cancelled: Callable[[], None] = lambda: None
+        self, conf: Confinement, restored: Callable[..., None] = lambda *paths: None, check_cancelled: Callable[[], None] = lambda: None,
+        hold: Callable[[Path], None] = lambda path: None,
     ) -> None:
         self._conf = conf
+        self._hold = hold
+        """The call's lock on a path, held to its end: a path is looked at and put back under it."""
         self._check_cancelled = check_cancelled
         """The call's: a copy being recorded stops when it is cancelled (a restore never does)."""
         self._restored = restored
         self._store, self._noted = _store()
         self._saved: list[tuple[ResolvedPath, str | None, ResolvedPath | None]] = []
         self._seen: set[Path] = set()
+        self._left: dict[Path, object] = {}
+        """What each path was as the call that changed it left it (:meth:`left`)."""
+        self._others: set[Path] = set()
+        """Paths someone else changed between the call's changes (:meth:`before`)."""
 
     def add(self, p: ResolvedPath) -> bool:
         """Record one more path (a second record of the same path is ignored).
@@ -54,8 +61,45 @@ class Snapshot:
         self._saved.append((p, copy, None))
         return tree
 
-    def restore(self) -> None:
-        """Put every recorded path back, newest record first; then forget the copies.
+    def left(self, near: Iterable[Path] | None = None) -> None:
+        """Note the recorded paths as they are now, the change they were saved for done (``near``:
+        only those at, in or around these paths, which a later change of the same call touched).
+        :meth:`changed` then tells which ones someone else changed since."""
+        near = None if near is None else list(near)
+        for p, _, first_missing in self._saved:
+            whole = first_missing or p
+            if p.path not in self._others and (near is None or _overlaps(whole.path, near)):
+                self._left[p.path] = self._state(whole)
+
+    def before(self, near: Iterable[Path]) -> None:
+        """Before a later change of the same call touches ``near``: the recorded paths at, in or
+        around them that changed since :meth:`left` were changed by someone else."""
+        near = list(near)
+        for p, _, first_missing in self._saved:
+            whole = first_missing or p
+            if p.path in self._left and _overlaps(whole.path, near) and self._state(whole) != self._left[p.path]:
+                self._others.add(p.path)
+
+    def paths(self) -> list[Path]:
+        """The recorded paths, and the first missing directory above each path that was absent."""
+        return [(first_missing or p).path for p, _, first_missing in self._saved]
+
+    def changed(self) -> set[Path]:
+        """The recorded paths someone else changed since :meth:`left` noted them, looked at under
+        each path's lock (held to the call's end, so nothing changes them before :meth:`restore`)."""
+        found = set()
+        for p, _, first_missing in self._saved:
+            whole = first_missing or p
+            self._hold(p.path)
+            self._hold(whole.path)
+            if p.path in self._others or (p.path in self._left and self._state(whole) != self._left[p.path]):
+                found.add(p.path)
+        return found
+
+    def restore(self, kept: set[Path] = frozenset()) -> None:
+        """Put every recorded path back, newest record first, but those in ``kept`` (what someone
+        else changed since, :meth:`changed`: putting it back would destroy their work, which
+        nothing records); then forget the copies.
 
         Raises OSError when a path could not be put back; the copies are then kept.
         """
@@ -64,6 +108,8 @@ class Snapshot:
             # call's check): stopping half-way would leave the mix of old and new that the snapshot exists to undo.
             with self._opened() as store:
                 for p, copy, first_missing in reversed(self._saved):
+                    if p.path in kept:
+                        continue
                     self._clear(first_missing or p)
                     if copy is not None:
                         self._put(store, copy, p)
@@ -73,6 +119,16 @@ class Snapshot:
         finally:
             self._restored(*(p.path for p, _, _ in self._saved))
         self.discard()
+
+    def _state(self, p: ResolvedPath) -> object:
+        """What ``p`` is now, down to every entry of a tree (their identities, as a version is); None: absent."""
+        try:
+            with self._conf.at(p) as place:
+                if not dirfd.lexists(place.fd, place.name):
+                    return None
+                return tuple(_identities(place.fd, place.name))
+        except (FileNotFoundError, NotADirectoryError):
+            return None
 
     def discard(self) -> None:
         dirfd.remove_tree_quietly(str(self._store))
@@ -136,6 +192,21 @@ class Snapshot:
         finally:
             for fd, _ in created:
                 os.close(fd)
+
+
+def _overlaps(path: Path, near: list[Path]) -> bool:
+    return any(path == q or path.is_relative_to(q) or q.is_relative_to(path) for q in near)
+
+
+def _identities(dir_fd: int, name: str) -> Iterator[tuple[object, ...]]:
+    st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    yield ("", st.st_dev, st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    if not stat.S_ISDIR(st.st_mode):
+        return
+    for top, dirs, files, fd in os.fwalk(name, dir_fd=dir_fd):
+        for entry in sorted((*dirs, *files)):
+            st = os.stat(entry, dir_fd=fd, follow_symlinks=False)
+            yield (f"{top}/{entry}", st.st_dev, st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def _names(dir_fd: int, name: str) -> list[str]:

@@ -95,11 +95,12 @@ def load_plugins(
         pm.register(Secrets(settings), name=SECRETS)
         infos.append(PluginInfo(SECRETS, status="default"))
     # Listed when the operator keeps a log, or disables it by name.
+    audit = None if pm.is_blocked(AUDIT) else Audit.for_settings(settings)
     if pm.is_blocked(AUDIT):
         infos.append(PluginInfo(AUDIT, status="disabled"))
-    elif (audit := Audit.for_settings(settings)) is not None:
-        pm.register(audit, name=AUDIT)
-        infos.append(PluginInfo(AUDIT, status="default"))
+    elif audit is not None:
+        audit_info = PluginInfo(AUDIT, status="default")
+        infos.append(audit_info)
     journal = Journal.for_settings(settings)
     if journal is not None and not pm.is_blocked(JOURNAL):
         pm.register(journal, name=JOURNAL)
@@ -113,6 +114,14 @@ def load_plugins(
             info.status = "disabled"
             continue
         _register(pm, plugin, info)
+    if audit is not None:
+        if pm.has_plugin(AUDIT):
+            audit_info.status = "disabled"  # a plugin of that name replaces it
+        else:
+            # Registered last, its tryfirst wrapper is the outermost (pluggy calls the last registered
+            # of a kind first): a tryfirst wrapper of another plugin that refuses the call is inside
+            # it, and the log has the call's line however that wrapper ends it.
+            pm.register(audit, name=AUDIT)
     _drop_unmatched_hooks(pm, infos)
     return pm, infos
 

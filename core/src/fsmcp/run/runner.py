@@ -13,8 +13,8 @@ that hands each step that may block to a :class:`_Road`:
   its end in one step.
 
 Around the steps, the plugins that implement ``fsmcp_around_call`` (the audit log, consent)
-wrap each call a client made; a call none of them wraps may be answered without a task of its
-own (:meth:`CallRunner.call_now`, stdio's fast path).
+wrap each call a client made, asked once a call; a call none of them wraps may be answered
+without a task of its own (:meth:`CallRunner.call_now`, stdio's fast path).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
@@ -33,6 +33,7 @@ from pydantic.alias_generators import to_camel
 
 from ..paths.change import ORDER, Change
 from .context import ProgressSender, ToolContext
+from ..api.audit import noting
 from ..api.errors import ErrorCode, HostError, OffLoop, ToolError
 from ..paths.fs import os_error
 from ..paths.policy import NoPolicy
@@ -70,6 +71,27 @@ class ToolCall:
     """The client connection's session id (one per connection)."""
     asking: Consent | None
     """How the transport can put questions to the client's user, or None when it cannot."""
+    notes: dict[str, Any] = field(default_factory=dict)
+    """Fields for the call's audit line (:meth:`note`)."""
+    changed: list[str] = field(default_factory=list)
+    """The paths the call changed, as its change announced them (for the audit line's ``paths``)."""
+
+    def note(self, **fields: Any) -> None:
+        """Add fields to the call's audit line, as ``fsmcp.audit_note`` does from the call's own code.
+
+        A wrapper notes through the call, not ``audit_note``: it may run where the call's context is not."""
+        self.notes.update(fields)
+
+
+@dataclass(frozen=True, slots=True)
+class NotNow:
+    """A call :meth:`CallRunner.call_now` begun and did not answer: what :meth:`CallRunner.call` goes on with."""
+
+    call: ToolCall
+    arounds: list[Around]
+    """What the plugins' ``fsmcp_around_call`` answered for ``call`` (asked once a call)."""
+    on_loop: bool
+    """False: the tool met more work than a moment's on the event loop; it runs in a worker thread."""
 
 
 class CallRunner:
@@ -95,37 +117,49 @@ class CallRunner:
         send_progress: ProgressSender | None = None,
         session: Session | None = None,
         asking: Consent | None = None,
-        on_loop: bool = True,
+        not_now: NotNow | None = None,
     ) -> dict[str, Any]:
         """Run one tool call for ``session`` (one per client connection); every failure comes back as an ``isError`` result.
 
         ``asking``: the transport can put questions to the client's user (see :mod:`fsmcp.paths.consent`).
-        ``on_loop=False``: a quick tool goes straight to a worker thread (:meth:`call_now` found its work large).
+        ``not_now``: what :meth:`call_now` learnt of this same call (its wrappers are not asked again).
         """
         tool = self.host.tools.get(name)
         with in_session(session) as client:
-            # The client's view of the roots and its session travel in context variables. A wrapper
-            # may run the rest of the call in another task (a queue, a timeout helper), whose context
-            # holds neither: the call itself enters both again, so no wrapper makes it skip them.
+            if not_now is None:
+                call = ToolCall(name, arguments, tool, client.id, asking)
+                arounds = self._around(call=call, settings=self.host.settings)
+                on_loop = True
+            else:
+                call, arounds, on_loop = not_now.call, not_now.arounds, not_now.on_loop
+            if not arounds:
+                outcome = await self.run(name, arguments, send_progress=send_progress, on_loop=on_loop)
+                return self.format(tool, outcome)
+            # The client's view of the roots, its session and the call's audit notes travel in
+            # context variables. A wrapper may run the rest of the call in another task (a queue, a
+            # timeout helper), whose context holds none of them: the call itself enters them again,
+            # so no wrapper makes it skip the roots or lose what it notes.
             view = self.host.roots.view
 
             async def run() -> Outcome:
-                with in_session(client), self.host.roots.viewing(view):
+                with in_session(client), self.host.roots.viewing(view), noting(call.notes, call.changed):
                     return await self.run(name, arguments, send_progress=send_progress, on_loop=on_loop)
 
             # The implementation pluggy calls first is the outermost: it sees the call first.
-            call: Callable[[], Awaitable[Outcome]] = run
-            for around in reversed(self._around(call=ToolCall(name, arguments, tool, client.id, asking), settings=self.host.settings)):
-                call = partial(around, call)
-            outcome = await call()
+            chain: Callable[[], Awaitable[Outcome]] = run
+            for around in reversed(arounds):
+                chain = partial(around, chain)
+            with noting(call.notes, call.changed):
+                outcome = await chain()
         return self.format(tool, outcome)
 
-    def call_now(self, name: str, arguments: dict[str, Any] | None, *, session: Session | None = None) -> dict[str, Any] | None:
+    def call_now(self, name: str, arguments: dict[str, Any] | None, *, session: Session | None = None) -> dict[str, Any] | NotNow | None:
         """A quick tool's call (:attr:`Tool.quick`) run to its end without awaiting, for a transport
-        whose client has no user to ask (as :meth:`call` without ``asking``); None when it cannot
-        be, and :meth:`call` serves it: another tool, roots not all local, a plugin that wraps the
-        call (``fsmcp_around_call``: an audit log to keep).
-        Raises :class:`OffLoop` when the work turned out large: ``call(..., on_loop=False)`` serves it.
+        whose client has no user to ask (as :meth:`call` without ``asking``). None when it cannot
+        be and nothing was asked (another tool, roots not all local): :meth:`call` serves it. A
+        :class:`NotNow` when the call was begun and is to go on in :meth:`call` (``not_now=``):
+        a plugin wraps it (``fsmcp_around_call``: an audit log to keep), or its work turned out
+        large (it runs in a worker thread). The wrappers are asked once a call, here or there.
         """
         tool = self.host.tools.get(name)
         if tool is None or not tool.quick or not self.host.local_roots():
@@ -137,8 +171,9 @@ class CallRunner:
         if inspect.iscoroutinefunction(function):
             return None  # quick means a plain function: an async one is awaited by call()
         with in_session(session) as client:
-            if self._around(call=ToolCall(name, arguments, tool, client.id, None), settings=self.host.settings):
-                return None
+            call = ToolCall(name, arguments, tool, client.id, None)
+            if arounds := self._around(call=call, settings=self.host.settings):
+                return NotNow(call, arounds, True)
             prepared = self._prepare(tool, arguments, None, None, None)
             if isinstance(prepared, ToolError):
                 outcome: Outcome = prepared
@@ -146,7 +181,7 @@ class CallRunner:
                 try:
                     out = self._on_loop(function, *prepared)
                 except OffLoop:
-                    raise
+                    return NotNow(call, arounds, False)
                 except Exception as exc:
                     out = self._failure(tool, exc)
                 outcome = _result(out)

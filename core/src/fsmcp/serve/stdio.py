@@ -32,7 +32,6 @@ from ..api import __version__
 from . import shapes
 from .client_roots import ClientRoots
 from ..paths.consent import Consent, call_digest, elicits_forms, form
-from ..api.errors import OffLoop
 from ..api.jsontext import TOO_DEEP, too_deep
 from .wire import TOO_LONG, PipeWire, Wire, max_message_bytes, too_long
 from ..run.workers import WORKERS
@@ -41,6 +40,7 @@ if TYPE_CHECKING:
     from ..run.deferred import DeferredHost
     from ..paths.guard import Session
     from ..run.host import Host
+    from ..run.runner import NotNow
 
 log = logging.getLogger("fsmcp")
 
@@ -234,16 +234,13 @@ class Connection:
                 raise Refusal(INVALID_PARAMS, wrong)
             params = params or {}
             if method == "tools/call":
-                try:
-                    done, on_loop = self.call_now(params), True
-                except OffLoop:
-                    done, on_loop = None, False
-                if done is not None:
+                done = self.call_now(params)
+                if isinstance(done, dict):
                     await self.reply(id_, done)
                     return
                 # A plain asyncio task: anyio's task group spawn cost more than a small call. It
                 # is registered before it starts, so that a cancellation on the next line finds it.
-                task = asyncio.get_running_loop().create_task(self.call(id_, params, on_loop))
+                task = asyncio.get_running_loop().create_task(self.call(id_, params, done))
                 self.start(id_, task)
                 await self.make_room()
                 return
@@ -321,13 +318,13 @@ class Connection:
         else:
             future.set_result(message["result"])
 
-    async def call(self, id_: Any, params: dict[str, Any], on_loop: bool = True) -> None:
+    async def call(self, id_: Any, params: dict[str, Any], not_now: NotNow | None = None) -> None:
         try:
-            await self._call(id_, params, on_loop)
+            await self._call(id_, params, not_now)
         except ConnectionError:
             self.left()
 
-    async def _call(self, id_: Any, params: dict[str, Any], on_loop: bool) -> None:
+    async def _call(self, id_: Any, params: dict[str, Any], not_now: NotNow | None) -> None:
         name, arguments = params["name"], params.get("arguments")
         token = (params.get("_meta") or {}).get("progressToken")
 
@@ -354,7 +351,7 @@ class Connection:
                 if self.elicits:
                     asking = Consent(self.host.settings.ask_timeout, ask=self.elicit)
             with self.host.roots.viewing(self.roots.view):
-                result = await self.host.runner.call(name, arguments, send_progress=send_progress, session=self.own_session(), asking=asking, on_loop=on_loop)
+                result = await self.host.runner.call(name, arguments, send_progress=send_progress, session=self.own_session(), asking=asking, not_now=not_now)
             if asking is not None and asking.waiting:
                 await self.reply(id_, self.complete(self.park(name, arguments, asking), "input_required"))
                 return
@@ -372,10 +369,10 @@ class Connection:
             self.session = Session()
         return self.session
 
-    def call_now(self, params: dict[str, Any]) -> dict[str, Any] | None:
+    def call_now(self, params: dict[str, Any]) -> dict[str, Any] | NotNow | None:
         """A quick tool's answer, made here without a task of its own (see :meth:`CallRunner.call_now`);
-        None for a call that may need the client (its roots, its user, progress); OffLoop for one
-        whose work turned out large."""
+        None for a call that may need the client (its roots, its user, progress); a NotNow for one
+        begun that :meth:`call` goes on with."""
         if self.offers_roots and not self.roots.known:
             return None
         meta = params.get("_meta") or {}
@@ -389,13 +386,11 @@ class Connection:
         try:
             with self.host.roots.viewing(self.roots.view):
                 result = self.host.runner.call_now(params["name"], params.get("arguments"), session=self.own_session())
-        except OffLoop:
-            raise
         except Exception:
             log.exception("tools/call %s failed", params["name"])
             raise Refusal(INTERNAL_ERROR, INTERNAL_MESSAGE) from None
-        if result is None:
-            return None
+        if not isinstance(result, dict):
+            return result
         return self.complete(result) if self.modern else result
 
     def resumed(self, name: str, arguments: Any, state: Any, responses: Any) -> Consent:

@@ -89,6 +89,8 @@ def _data(run: Run, entries: list[dict[str, Any]]) -> dict[str, Any]:
     }
     if run.rollback_failures:
         data["rollbackFailures"] = run.rollback_failures
+    if run.kept:
+        data["keptByOthers"] = run.kept
     return data
 
 
@@ -117,6 +119,16 @@ def _summary(run: Run) -> str:
         return (
             f"{line} ROLLBACK INCOMPLETE: these could not be put back: {'; '.join(run.rollback_failures)}. "
             "Their saved copies are kept in the server's temporary directory (fsmcp-snapshot-*)."
+        )
+    if run.rolled_back and run.kept:
+        undone = f"the changes of {_operations(changed)} were undone" if changed else "no operation had changed anything"
+        one = len(run.kept) == 1
+        return (
+            f"{line} Rolled back: {undone}, except at {', '.join(run.kept)}: another call changed "
+            f"{'it' if one else 'them'} (or a directory this batch made for {'it' if one else 'them'}) after this batch did "
+            f"and before the rollback, so {'it was' if one else 'they were'} left as that call left {'it' if one else 'them'} "
+            "(putting back what was there before would have destroyed that change). "
+            "Read them to decide what they should hold; list_changes shows who changed them."
         )
     if run.rolled_back:
         undone = f"the changes of {_operations(changed)} were undone" if changed else "no operation had changed anything"
