@@ -6,14 +6,23 @@ its own tests and as a tool that reads for as long as asked (a sparse file of ho
 session installs it into a directory of its own: on ``sys.path`` here, on ``PYTHONPATH`` for the
 servers the tests start. Tests that build a virtual environment of their own run its programs
 without ``PYTHONPATH`` (``test_install.py``, ``test_new_plugin.py``, ``test_packaging.py``).
+
+Bytecode: where the environment says not to write it (``PYTHONDONTWRITEBYTECODE``), every
+interpreter the tests start (four workers, each server) would compile the host, the plugins and
+their dependencies from source again (a server's start and first call: about a fifth of their
+CPU). The session compiles them once before any worker starts, as ``pip install`` does and as
+the benchmarks do (``bench/common.py``); a later session finds them compiled and only reads the
+timestamps. The workers keep pytest's rewritten test modules the same way.
 """
 
 from __future__ import annotations
 
+import compileall
 import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tempfile
 from pathlib import Path
 
@@ -28,13 +37,29 @@ def _install_template() -> None:
     _installed.append(target)
     uv = shutil.which("uv") or "uv"
     done = subprocess.run(
-        [uv, "pip", "install", "--quiet", "--no-deps", "--python", sys.executable, "--target", target, str(TEMPLATE)],
+        [uv, "pip", "install", "--quiet", "--no-deps", "--compile-bytecode", "--python", sys.executable, "--target", target, str(TEMPLATE)],
         capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False,
     )  # fmt: skip
     if done.returncode != 0:
         raise pytest.UsageError(f"could not install the plugin template for the tests: {done.stderr.strip()}")
     sys.path.append(target)
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (os.environ.get("PYTHONPATH"), target) if p)
+
+
+def _compile_bytecode() -> None:
+    """The environment's packages and the workspace's own sources (editable installs), compiled
+    where their bytecode is missing or older than the source."""
+    here = Path(__file__).resolve().parent
+    sources = [here / "core" / "src", *sorted(here.glob("plugins/*/src"))]
+    for directory in {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"], *map(str, sources)}:
+        compileall.compile_dir(directory, quiet=1)
+
+
+if "PYTEST_XDIST_WORKER" not in os.environ:  # once, in the process that starts the workers
+    _compile_bytecode()
+# pytest caches a test module's rewritten asserts beside it (__pycache__, as Python does) only
+# where bytecode may be written: without it each worker rewrites every test module it collects.
+sys.dont_write_bytecode = False
 
 
 # At import, not in pytest_configure: pytest loads the template's tests/conftest.py (which imports

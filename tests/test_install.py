@@ -1,19 +1,23 @@
 """Each plugin installs on its own: real virtual environments, real ``fsmcp`` processes.
 
-The venvs are built with ``uv`` (module-scoped, so each is built once); the packages come
-from this repository's source trees, their dependencies from uv's cache or the package index.
+The venvs are built with ``uv``, each once a session (``built_once``: the test processes share
+it, whichever of them needs it first builds it); the packages come from this repository's
+source trees, their dependencies from uv's cache or the package index.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
 import subprocess
 import sys
 import textwrap
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from mcp import Client, StdioServerParameters
@@ -39,6 +43,23 @@ def run(command: list[str | Path], cwd: Path) -> subprocess.CompletedProcess[str
     return subprocess.run(
         [str(c) for c in command], cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL
     )
+
+
+def built_once(tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], Any]) -> Any:
+    """``build(directory)``'s result (JSON), built once a session: pytest-xdist's workers share
+    one copy under the session's temporary directory (its ``--dist loadgroup`` cannot keep a
+    module's tests on one worker), and a worker that finds it built uses it."""
+    top = tmp_path_factory.getbasetemp()
+    if "PYTEST_XDIST_WORKER" in os.environ:
+        top = top.parent  # the session's, above each worker's own
+    where, result = top / f"once-{name}", top / f"once-{name}.json"
+    with open(top / f"once-{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, or its process ends
+        if not result.exists():
+            shutil.rmtree(where, ignore_errors=True)  # what a build that failed left
+            where.mkdir()
+            result.write_text(json.dumps(build(where)))
+    return json.loads(result.read_text())
 
 
 def tools_of(result: subprocess.CompletedProcess[str]) -> dict[str, str]:
@@ -77,6 +98,13 @@ class Venv:
 
     def fsmcp(self, *args: str) -> subprocess.CompletedProcess[str]:
         return run([self.python, "-m", "fsmcp", *args], cwd=self.work)
+
+    @classmethod
+    def of(cls, fields: dict[str, str]) -> Venv:
+        return cls(Path(fields["path"]), Path(fields["work"]))
+
+    def fields(self) -> dict[str, str]:
+        return {"path": str(self.path), "work": str(self.work)}
 
     def stdio(self, *serve_args: str) -> Client:
         params = StdioServerParameters(
@@ -144,18 +172,26 @@ class Separate:
 
 @pytest.fixture(scope="module")
 def separate(tmp_path_factory: pytest.TempPathFactory) -> Separate:
-    venv = Venv.create(tmp_path_factory.mktemp("separate") / "venv")
-    venv.install(REPO / "core", REPO / "plugins" / "read")
-    tools_before, packages_before = tools_of(venv.fsmcp("tools", str(venv.work))), venv.packages()
-    venv.install(TEMPLATE)
-    return Separate(
-        venv,
-        tools_before,
-        tools_of(venv.fsmcp("tools", str(venv.work))),
-        packages_before,
-        venv.packages(),
-        venv.fsmcp("plugins", str(venv.work)).stdout,
-    )
+    def build(where: Path) -> dict[str, Any]:
+        venv = Venv.create(where / "venv")
+        venv.install(REPO / "core", REPO / "plugins" / "read")
+        tools_before, packages_before = tools_of(venv.fsmcp("tools", str(venv.work))), venv.packages()
+        venv.install(TEMPLATE)
+        built = Separate(
+            venv,
+            tools_before,
+            tools_of(venv.fsmcp("tools", str(venv.work))),
+            packages_before,
+            venv.packages(),
+            venv.fsmcp("plugins", str(venv.work)).stdout,
+        )
+        # What a third party adds to run the template's tests, installed here and not by that
+        # test: the other tests may use the venv at the same time, in another process.
+        venv.install("pytest>=8")
+        return {**asdict(built), "venv": venv.fields()}
+
+    fields = built_once(tmp_path_factory, "separate", build)
+    return Separate(**{**fields, "venv": Venv.of(fields["venv"])})
 
 
 def test_core_and_read_alone_offer_exactly_the_read_tools(separate):
@@ -186,7 +222,6 @@ async def test_word_count_answers_over_stdio_in_that_venv(separate):
 
 def test_the_template_tests_pass_where_a_third_party_runs_them(separate):
     venv = separate.venv
-    venv.install("pytest>=8")
     copy = venv.work / "wordcount-tests"
     shutil.copytree(TEMPLATE / "tests", copy / "tests")
     done = run([venv.python, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--basetemp={copy / 'tmp'}", "tests"], cwd=copy)
@@ -226,11 +261,13 @@ def test_enable_a_plugin_offers_only_its_tools(tmp_path):
 
 @pytest.fixture(scope="module")
 def with_broken(tmp_path_factory: pytest.TempPathFactory) -> Venv:
-    where = tmp_path_factory.mktemp("broken")
-    broken = make_plugin(where, "broken", 'raise RuntimeError("the broken plugin cannot import")\n')
-    venv = Venv.create(where / "venv")
-    venv.install(REPO / "core", REPO / "plugins" / "read", broken)
-    return venv
+    def build(where: Path) -> dict[str, str]:
+        broken = make_plugin(where, "broken", 'raise RuntimeError("the broken plugin cannot import")\n')
+        venv = Venv.create(where / "venv")
+        venv.install(REPO / "core", REPO / "plugins" / "read", broken)
+        return venv.fields()
+
+    return Venv.of(built_once(tmp_path_factory, "broken", build))
 
 
 def test_a_plugin_that_fails_to_import_is_reported_and_skipped(with_broken):
@@ -256,11 +293,13 @@ async def test_the_server_still_starts_beside_a_broken_plugin(with_broken):
 
 @pytest.fixture(scope="module")
 def with_twins(tmp_path_factory: pytest.TempPathFactory) -> Venv:
-    where = tmp_path_factory.mktemp("twins")
-    twins = [make_plugin(where, name, TWIN_HOOKS) for name in ("twina", "twinb")]
-    venv = Venv.create(where / "venv")
-    venv.install(REPO / "core", REPO / "plugins" / "read", *twins)
-    return venv
+    def build(where: Path) -> dict[str, str]:
+        twins = [make_plugin(where, name, TWIN_HOOKS) for name in ("twina", "twinb")]
+        venv = Venv.create(where / "venv")
+        venv.install(REPO / "core", REPO / "plugins" / "read", *twins)
+        return venv.fields()
+
+    return Venv.of(built_once(tmp_path_factory, "twins", build))
 
 
 @pytest.mark.parametrize("command", ["serve", "tools"])

@@ -203,7 +203,9 @@ async def crash_at_each_point(tmp_path: Path, scene: Scene) -> None:
     for i, (syscall, n) in enumerate(points):
         root, journal = tmp_path / f"root{i}", tmp_path / f"journal{i}"
         setup(root, scene)
-        answered = run(serve(root, journal), scene, env, ["-o", "/dev/null", "-e", f"inject={syscall}:signal=KILL:when={n}"])
+        # Only the killing call traced: strace decodes no other call's arguments (to /dev/null).
+        kill = ["-o", "/dev/null", "-e", f"trace={syscall}", "-e", f"inject={syscall}:signal=KILL:when={n}"]
+        answered = run(serve(root, journal), scene, env, kill)
         killed += not answered
         try:
             outcomes.append(await recovered(root, journal, scene))
