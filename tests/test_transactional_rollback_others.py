@@ -52,15 +52,20 @@ class Holds:
 PLUGINS = [(n, m.hooks) for n, m in [("read", fsmcp_read), ("write", fsmcp_write), ("batch", fsmcp_batch), ("history", fsmcp_history)]]
 
 
-@pytest.mark.anyio
-async def test_a_rollback_keeps_another_sessions_change_made_between_the_steps(tmp_path):
+async def batch_failing_while_another_writes(root, first: dict, path: str) -> str:
+    """A transactional batch of ``first`` then a write of ``f.txt`` that fails once it gets the lock
+    a test tool holds; between the two, once the batch said (progress) that ``first`` is done,
+    another session writes ``path``. Returns the batch's answer."""
     HOLDING.clear()
     RELEASE.clear()
-    root = tmp_path.resolve()
-    (root / "a.txt").write_text("original")
-    (root / "f.txt").write_text("f")
     host = host_for([root], [*PLUGINS, ("holds", Holds())])
     outcome = {}
+    first_done = anyio.Event()
+
+    async def progressed(progress, total, message):
+        if progress >= 1:
+            first_done.set()
+
     async with connect(host) as holder, connect(host) as batcher, connect(host) as other:
         async with anyio.create_task_group() as tg:
 
@@ -69,9 +74,9 @@ async def test_a_rollback_keeps_another_sessions_change_made_between_the_steps(t
 
             async def batch():
                 outcome["batch"] = await batcher.call_tool("batch_operations", {"transactional": True, "operations": [
-                    {"tool": "write_file", "arguments": {"path": "a.txt", "content": "batch"}},
+                    first,
                     {"tool": "write_file", "arguments": {"path": "f.txt", "content": "x", "expectedVersion": "0000000000000000"}},
-                ]})  # fmt: skip
+                ]}, progress_callback=progressed)  # fmt: skip
 
             tg.start_soon(holding)
             for _ in range(6000):
@@ -79,14 +84,22 @@ async def test_a_rollback_keeps_another_sessions_change_made_between_the_steps(t
                     break
                 await anyio.sleep(0.01)
             tg.start_soon(batch)
-            for _ in range(6000):  # the first step done, the second waiting for f.txt
-                if (root / "a.txt").read_text() == "batch":
-                    break
-                await anyio.sleep(0.01)
-            written = await other.call_tool("write_file", {"path": "a.txt", "content": "the other session's work"})
+            with anyio.fail_after(60):
+                await first_done.wait()  # the second step now waits for f.txt
+            written = await other.call_tool("write_file", {"path": path, "content": "the other session's work"})
             assert not written.is_error, text_of(written)
             RELEASE.set()
-    assert text_of(outcome["batch"]).startswith("EDIT_CONFLICT: Batch stopped at operation 2"), text_of(outcome["batch"])
+    return text_of(outcome["batch"])
+
+
+@pytest.mark.anyio
+async def test_a_rollback_keeps_another_sessions_change_made_between_the_steps(tmp_path):
+    root = tmp_path.resolve()
+    (root / "a.txt").write_text("original")
+    (root / "f.txt").write_text("f")
+    first = {"tool": "write_file", "arguments": {"path": "a.txt", "content": "batch"}}
+    text = await batch_failing_while_another_writes(root, first, "a.txt")
+    assert text.startswith("EDIT_CONFLICT: Batch stopped at operation 2"), text
     assert (root / "a.txt").read_text() == "the other session's work"
 
 
@@ -94,38 +107,10 @@ async def test_a_rollback_keeps_another_sessions_change_made_between_the_steps(t
 async def test_a_rollback_keeps_what_another_session_put_in_a_directory_the_batch_made(tmp_path):
     """The batch made ``new/`` for its file; another session wrote ``new/theirs.txt`` before the
     batch failed. Clearing what the batch made would remove that file with the directory."""
-    HOLDING.clear()
-    RELEASE.clear()
     root = tmp_path.resolve()
     (root / "f.txt").write_text("f")
-    host = host_for([root], [*PLUGINS, ("holds", Holds())])
-    outcome = {}
-    async with connect(host) as holder, connect(host) as batcher, connect(host) as other:
-        async with anyio.create_task_group() as tg:
-
-            async def holding():
-                outcome["hold"] = await holder.call_tool("hold_file", {"path": "f.txt"})
-
-            async def batch():
-                outcome["batch"] = await batcher.call_tool("batch_operations", {"transactional": True, "operations": [
-                    {"tool": "write_file", "arguments": {"path": "new/deep/mine.txt", "content": "batch"}},
-                    {"tool": "write_file", "arguments": {"path": "f.txt", "content": "x", "expectedVersion": "0000000000000000"}},
-                ]})  # fmt: skip
-
-            tg.start_soon(holding)
-            for _ in range(6000):
-                if HOLDING.is_set():
-                    break
-                await anyio.sleep(0.01)
-            tg.start_soon(batch)
-            for _ in range(6000):  # the first step done, the second waiting for f.txt
-                if (root / "new" / "deep" / "mine.txt").exists():
-                    break
-                await anyio.sleep(0.01)
-            written = await other.call_tool("write_file", {"path": "new/theirs.txt", "content": "the other session's work"})
-            assert not written.is_error, text_of(written)
-            RELEASE.set()
-    text = text_of(outcome["batch"])
+    first = {"tool": "write_file", "arguments": {"path": "new/deep/mine.txt", "content": "batch"}}
+    text = await batch_failing_while_another_writes(root, first, "new/theirs.txt")
     assert text.startswith("EDIT_CONFLICT: Batch stopped at operation 2"), text
     assert (root / "new" / "theirs.txt").read_text() == "the other session's work"
     assert f"except at {root / 'new' / 'deep' / 'mine.txt'}" in text, text
