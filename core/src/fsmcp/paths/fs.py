@@ -804,11 +804,25 @@ class FileSystem:
 
 
 def _tree_below(dir_fd: int, name: str) -> Iterator[str]:
-    """The relative path of everything under the directory ``name`` in ``dir_fd`` (links not followed)."""
-    for top, dirs, files, _ in os.fwalk(name, dir_fd=dir_fd):
-        below = top[len(name) + 1 :]
-        for entry in (*dirs, *files):
-            yield f"{below}/{entry}" if below else entry
+    """The relative path of everything under the directory ``name`` in ``dir_fd`` (links not
+    followed). A loop over a chain of descriptors, not recursion: a tree of any depth."""
+    top = os.open(name, dirfd.LIST, dir_fd=dir_fd)
+    chain = dirfd.DirChain(top)
+    try:
+        pending: list[tuple[str, ...]] = [()]
+        while pending:
+            parts = pending.pop()
+            with os.scandir(chain.open(parts)) as it:
+                entries = [(e.name, e.is_dir(follow_symlinks=False)) for e in it]
+            below = []
+            for entry, is_dir in entries:
+                yield "/".join((*parts, entry))
+                if is_dir:
+                    below.append((*parts, entry))
+            pending.extend(reversed(below))
+    finally:
+        chain.close()
+        os.close(top)
 
 
 def _encodable(name: str) -> bool:
