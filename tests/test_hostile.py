@@ -3,6 +3,7 @@ the real server over stdio: none may freeze, crash or forge the server's answers
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
@@ -258,3 +259,38 @@ async def test_an_extglob_that_backtracks_for_ever_is_stopped_and_the_server_ans
     is_error, text = outcome[0]
     assert is_error and text.startswith("TIMEOUT: the globs ") and "use * or ** instead of +(...)/*(...) groups" in text, text
     assert excluded[0] and excluded[1].startswith("TIMEOUT: "), excluded
+
+
+
+def test_a_1200_level_tree_of_read_only_directories_is_opened_up_and_removed(tmp_path):
+    """A saved copy keeps its directories' modes: removing one where they are read-only opens them
+    up first, level by level (a loop, not recursion: Python stops at 1,000 frames). Root ignores
+    the modes, so the opening up is called by itself here, then the removal."""
+    top = tmp_path / "saved"
+    top.mkdir()
+    levels = [os.open(top, os.O_RDONLY | os.O_DIRECTORY)]
+    for _ in range(1200):  # by descriptor: the whole path is longer than PATH_MAX
+        os.mkdir("d", dir_fd=levels[-1])
+        levels.append(os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=levels[-1]))
+    os.close(os.open("f.txt", os.O_WRONLY | os.O_CREAT, dir_fd=levels[-1]))
+    for level in levels:
+        os.chmod(level, 0o500)
+    parent = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        dirfd._open_up(parent, "saved")
+        assert {os.stat(level).st_mode & 0o777 for level in levels} == {0o700}
+        dirfd.remove_tree(parent, "saved")
+        assert not top.exists()
+    finally:
+        # Whatever is left goes, deepest first by descriptor: pytest's own clean-up of old
+        # temporary directories recurses and would fail on it in a later session.
+        with contextlib.suppress(OSError):
+            os.unlink("f.txt", dir_fd=levels[-1])
+        for level in reversed(levels[:-1]):
+            with contextlib.suppress(OSError):
+                os.rmdir("d", dir_fd=level)
+        with contextlib.suppress(OSError):
+            os.rmdir("saved", dir_fd=parent)
+        for level in levels:
+            os.close(level)
+        os.close(parent)

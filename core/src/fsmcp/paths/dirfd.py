@@ -10,7 +10,7 @@ from __future__ import annotations
 import errno
 import os
 import stat as stat_mod
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 
 _CLOEXEC = os.O_CLOEXEC
@@ -147,20 +147,39 @@ def remove_tree(dir_fd: int, name: str) -> None:
 
 
 def _open_up(dir_fd: int, name: str) -> None:
-    try:
-        if not stat_mod.S_ISDIR(lstat(dir_fd, name).st_mode):
+    """Make ``name`` and every directory below it ``rwx`` for the owner: a loop holding one
+    descriptor a level, not recursion (a tree of any depth)."""
+    stack: list[tuple[int, Iterator[str]]] = []
+
+    def enter(parent: int, child: str) -> None:
+        try:
+            if not stat_mod.S_ISDIR(lstat(parent, child).st_mode):
+                return
+            chmod_at(parent, child, 0o700)
+            fd = os.open(child, LIST, dir_fd=parent)
+        except OSError:
             return
-        chmod_at(dir_fd, name, 0o700)
-        fd = os.open(name, LIST, dir_fd=dir_fd)
-    except OSError:
-        return
+        try:
+            with os.scandir(fd) as it:
+                names = [e.name for e in it]
+        except BaseException:
+            os.close(fd)
+            raise
+        stack.append((fd, iter(names)))
+
+    enter(dir_fd, name)
     try:
-        with os.scandir(fd) as it:
-            names = [e.name for e in it]
-        for child in names:
-            _open_up(fd, child)
+        while stack:
+            fd, names = stack[-1]
+            child = next(names, None)
+            if child is None:
+                stack.pop()
+                os.close(fd)
+            else:
+                enter(fd, child)
     finally:
-        os.close(fd)
+        for fd, _ in stack:
+            os.close(fd)
 
 
 def chmod_at(dir_fd: int, name: str, mode: int) -> bool:
