@@ -170,11 +170,11 @@ def test_cancellations_of_calls_in_flight_stop_them_and_the_server_answers_the_r
     raw.call(1, "read_file", {"path": "a.txt"})
     assert raw.text(1) == (False, "alpha\n")
     # A cancelled request gets no answer; the work behind it stops (no more reading).
-    reads = _read_bytes(raw.proc.pid)
+    reads = _read_bytes(raw.pid)
     deadline = time.monotonic() + TIMEOUT
     while True:
         time.sleep(0.5)
-        now = _read_bytes(raw.proc.pid)
+        now = _read_bytes(raw.pid)
         if now == reads:
             break
         reads = now

@@ -22,7 +22,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from fsmcp import Access
 from fsmcp.builtin.secrets import refusal
-from fsmcp.testing import http_url, text_of
+from fsmcp.testing import forked, http_url, pid_in, text_of
 
 TOKEN = "correct-horse-battery-staple-42"
 INITIALIZE = {
@@ -50,7 +50,7 @@ def start(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> tupl
     errors = tmp_path / "stderr.txt"
     with errors.open("wb") as sink:
         process = subprocess.Popen(
-            [sys.executable, "-m", "fsmcp", "serve", *args],
+            forked("serve", *args, pid_file=tmp_path / "server.pid"),
             cwd=tmp_path,
             env={**os.environ, **(env or {})},
             stdin=subprocess.DEVNULL,
@@ -71,7 +71,7 @@ def served(tmp_path: Path) -> Iterator[Served]:
     token_file.chmod(0o600)
     process, errors = start(tmp_path, *HTTP, str(root), "--token-file", str(token_file))
     try:
-        yield Served(http_url(process, errors), process.pid, root.resolve(), errors)
+        yield Served(http_url(process, errors), pid_in(tmp_path / "server.pid"), root.resolve(), errors)
     finally:
         process.terminate()
         process.wait(timeout=30)
@@ -303,7 +303,7 @@ def test_fsmcp_toml_sets_transport_port_token_file_and_more_origins(tmp_path):
     )
     process, errors = start(tmp_path, "--config", str(config / "fsmcp.toml"), env={"FSMCP_TOKEN": "not this one"})
     try:
-        served = Served(http_url(process, errors), process.pid, tmp_path.resolve(), errors)
+        served = Served(http_url(process, errors), pid_in(tmp_path / "server.pid"), tmp_path.resolve(), errors)
         auth = f"Bearer {TOKEN}"
         assert post(served, INITIALIZE, Authorization=auth, Origin="https://app.example").status_code == 200
         assert post(served, INITIALIZE, Authorization=auth, Host="files.example").status_code == 200
@@ -329,7 +329,7 @@ async def test_a_refused_read_is_put_to_the_user_over_http_too(tmp_path):
         return types.ElicitResult(action="accept", content={"answer": answers.pop(0)})
 
     try:
-        served = Served(http_url(process, errors), process.pid, root, errors)
+        served = Served(http_url(process, errors), pid_in(tmp_path / "server.pid"), root, errors)
         async with session(served, elicitation_callback=user) as client:
             allowed = await client.call_tool("read_file", {"path": ".env"})
             denied = await client.call_tool("read_file", {"path": ".env"})

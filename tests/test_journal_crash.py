@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from fsmcp.testing import ToolCalls, connect, host_for, tree_of
+from fsmcp.testing import ToolCalls, connect, forked, host_for, pid_in, tree_of
 
 TIMEOUT = 60
 KILL_POINTS = 20
@@ -56,7 +56,12 @@ class Scene:
 
 
 def serve(root: Path, journal: Path) -> list[str]:
-    return [sys.executable, "-m", "fsmcp", "serve", "--journal", str(journal), str(root)]
+    return forked("serve", "--journal", str(journal), str(root), pid_file=pid_file(journal))
+
+
+def pid_file(journal: Path) -> Path:
+    """Where the server on ``journal`` writes its pid (its command runs a shim: ``forked``)."""
+    return journal.parent / f"{journal.name}.pid"
 
 
 def traced(pid: int) -> bool:
@@ -72,7 +77,7 @@ def traced(pid: int) -> bool:
     return True
 
 
-def run(argv: list[str], scene: Scene, env: dict[str, str], strace_args: list[str] = ()) -> bool:
+def run(argv: list[str], scene: Scene, env: dict[str, str], strace_args: list[str] = (), pid: Path | None = None) -> bool:
     """Start the server, make the call, under ``strace strace_args -p`` once the server is up (its
     counts start with the call); whether the call was answered (False: killed on the way)."""
     proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
@@ -95,9 +100,11 @@ def run(argv: list[str], scene: Scene, env: dict[str, str], strace_args: list[st
         assert answer(0) is not None, "the server did not start"
         send({"method": "notifications/initialized"})
         if strace_args:
-            tracer = subprocess.Popen([strace(), "-f", "-qq", *strace_args, "-p", str(proc.pid)])
+            assert pid is not None, "strace needs the server's pid file"
+            server = pid_in(pid)
+            tracer = subprocess.Popen([strace(), "-f", "-qq", *strace_args, "-p", str(server)])
             for _ in range(TIMEOUT * 100):  # bounded by count; each a 10 ms wait
-                if traced(proc.pid):
+                if traced(server):
                     break
                 time.sleep(0.01)
             else:
@@ -121,7 +128,7 @@ def kill_points(tmp: Path, scene: Scene, env: dict[str, str]) -> list[tuple[str,
     counts are a thread's own), chosen evenly among the steps of a traced run of the call."""
     root, journal, log = tmp / "traced-root", tmp / "traced-journal", tmp / "trace.log"
     setup(root, scene)
-    assert run(serve(root, journal), scene, env, ["-o", str(log), "-e", f"trace={','.join(SYSCALLS)}"])
+    assert run(serve(root, journal), scene, env, ["-o", str(log), "-e", f"trace={','.join(SYSCALLS)}"], pid_file(journal))
     counts: dict[tuple[str, str], int] = {}
     steps: list[tuple[str, int]] = []
     for line in log.read_text().splitlines():
@@ -205,7 +212,7 @@ async def crash_at_each_point(tmp_path: Path, scene: Scene) -> None:
         setup(root, scene)
         # Only the killing call traced: strace decodes no other call's arguments (to /dev/null).
         kill = ["-o", "/dev/null", "-e", f"trace={syscall}", "-e", f"inject={syscall}:signal=KILL:when={n}"]
-        answered = run(serve(root, journal), scene, env, kill)
+        answered = run(serve(root, journal), scene, env, kill, pid_file(journal))
         killed += not answered
         try:
             outcomes.append(await recovered(root, journal, scene))

@@ -29,6 +29,8 @@ from pathlib import Path
 
 import pytest
 
+from fsmcp.testing import forked, pid_in
+
 TIMEOUT = 60
 """Seconds an answer may take on a loaded machine; only a hang ever waits this long."""
 KILL_POINTS = 32
@@ -40,14 +42,19 @@ STRACE = shutil.which("strace")
 
 
 class Server:
-    """``python -m fsmcp serve`` on pipes, spoken to in raw JSON-RPC lines."""
+    """``fsmcp serve`` on pipes (``forked``, or under ``under``), spoken to in raw JSON-RPC lines;
+    ``pid`` is the server's own process."""
 
     def __init__(self, roots: list[Path], journal: Path, state: Path, under: Path | None = None, *options: str):
+        args = ["serve", *map(str, roots), "--journal", str(journal), *options]
+        pid_file = state.parent / "server.pid"
+        pid_file.unlink(missing_ok=True)
         self.proc = subprocess.Popen(
-            [sys.executable, *([str(under)] if under else []), "-m", "fsmcp", "serve", *map(str, roots), "--journal", str(journal), *options],
+            [sys.executable, str(under), "-m", "fsmcp", *args] if under else forked(*args, pid_file=pid_file),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             env={**os.environ, "XDG_STATE_HOME": str(state)},
         )  # fmt: skip
+        self.pid = self.proc.pid if under else pid_in(pid_file)
         self._lines: queue.Queue[bytes | None] = queue.Queue()
         self._next = 0
         threading.Thread(target=self._read, daemon=True).start()
@@ -180,7 +187,7 @@ def run_rounds(
     server = Server(roots, journal, state, under)
     plan = setup(server)
     log = tmp_path / "trace.log"  # written by strace, as root
-    tracer = Strace(server.proc.pid, ["-o", str(log), "-e", f"trace={TRACED}"])
+    tracer = Strace(server.pid, ["-o", str(log), "-e", f"trace={TRACED}"])
     assert call(server, plan) is not None
     tracer.stop()
     points = kill_points(log, many)
@@ -196,7 +203,7 @@ def run_rounds(
         if syscall is None or kills >= needed:
             break
         plan = setup(server)
-        killer = Strace(server.proc.pid, ["-o", "/dev/null", "-e", f"trace={syscall}", "-e", f"inject={syscall}:signal=KILL:when={n}"])
+        killer = Strace(server.pid, ["-o", "/dev/null", "-e", f"trace={syscall}", "-e", f"inject={syscall}:signal=KILL:when={n}"])
         outcome = call(server, plan)
         killer.stop(dead=outcome is None)
         rounds += 1

@@ -81,7 +81,7 @@ async def test_200_concurrent_calls_on_one_session(tree):
             ("grep_files", {"regex": f"needle {d * 20 + f}$", "directory": "src"}, f"f{f}.txt:2:needle"),
         ][i % 5])
     answers: dict[int, tuple[bool, str]] = {}
-    async with serve_stdio(str(tree)) as client:
+    async with serve_stdio(str(tree), fresh=True) as client:
         pid = server_pid()
 
         async def one(i: int) -> None:
@@ -109,7 +109,7 @@ async def test_200_concurrent_calls_on_one_session(tree):
 @pytest.mark.anyio
 async def test_ten_megabyte_arguments(tree):
     big = "".join(f"{i:09d}\n" for i in range(TEN_MB // 10))
-    async with serve_stdio(str(tree)) as client:
+    async with serve_stdio(str(tree), fresh=True) as client:
         pid = server_pid()
         peaks = []
         for round_ in range(ROUNDS):
@@ -138,7 +138,7 @@ async def test_ten_megabyte_arguments(tree):
 async def test_a_storm_of_cancellations(tree, tmp_path):
     with open(tree / "sparse.bin", "wb") as fh:
         fh.truncate(4 * 1024**3)  # word_count would read 4 GiB of holes for a long while
-    async with serve_stdio(str(tree), mode="legacy") as client:
+    async with serve_stdio(str(tree), mode="legacy", fresh=True) as client:
         pid = server_pid()
         read_before = status_of_io(pid)
         started = time.monotonic()

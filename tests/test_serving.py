@@ -24,7 +24,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from fsmcp.serve.stdio import MAX_IN_FLIGHT
-from fsmcp.testing import RawStdio, http_url, text_of
+from fsmcp.testing import RawStdio, forked, http_url, text_of
 
 STRACE = shutil.which("strace")
 TIMEOUT = 60
@@ -190,11 +190,11 @@ def _http_server(tmp_path: Path, *extra: str, config: str = "", nofile: int | No
         if nofile is not None:
             resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
 
+    args = ["serve", "--transport", "http", "--port", "0", "--token-file", str(token), "--config", str(conf), str(root), *extra]
+    # A limit or a wrapper is the process's own: those start it as a new interpreter.
+    argv = [*wrapper, sys.executable, "-m", "fsmcp", *args] if nofile is not None or wrapper else forked(*args)
     with errors.open("wb") as sink:
-        proc = subprocess.Popen(
-            [*wrapper, sys.executable, "-m", "fsmcp", "serve", "--transport", "http", "--port", "0", "--token-file", str(token), "--config", str(conf), str(root), *extra],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=sink, preexec_fn=limit,
-        )  # fmt: skip
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=sink, preexec_fn=limit)
     return proc, errors, http_url(proc, errors), root
 
 
@@ -370,7 +370,8 @@ def test_stdio_drops_a_line_past_the_largest_write_as_json_unread_saying_the_lim
     root = tmp_path / "root"
     root.mkdir()
     (tmp_path / "fsmcp.toml").write_text("max_file_bytes = 1000000\n")
-    raw = RawStdio(str(root), "--config", str(tmp_path / "fsmcp.toml"), env={"XDG_CACHE_HOME": str(tmp_path / "cache")})
+    # A new interpreter, not forked: the peak memory measured is the server's alone.
+    raw = RawStdio(argv=[sys.executable, "-m", "fsmcp", "serve", str(root), "--config", str(tmp_path / "fsmcp.toml")], env={"XDG_CACHE_HOME": str(tmp_path / "cache")})
     raw.initialize()
     limit = 6 * 1_000_000 + 2**20
     largest = {"path": "big.txt", "content": "\x01" * 1_000_000}
@@ -382,7 +383,7 @@ def test_stdio_drops_a_line_past_the_largest_write_as_json_unread_saying_the_lim
     refused = raw.answer(None)["error"]
     assert refused["code"] == -32700 and f"{limit:,} bytes" in refused["message"] and "append_file" in refused["message"], refused
     assert raw.answer(10) == {"jsonrpc": "2.0", "id": 10, "result": {}}
-    peak = int(dict(line.split(":", 1) for line in Path(f"/proc/{raw.proc.pid}/status").read_text().splitlines())["VmHWM"].split()[0]) * 1024
+    peak = int(dict(line.split(":", 1) for line in Path(f"/proc/{raw.pid}/status").read_text().splitlines())["VmHWM"].split()[0]) * 1024
     rc, stderr = raw.close()
     assert rc == 0 and "Traceback" not in stderr, stderr[-2000:]
     assert (root / "big.txt").read_bytes() == b"\x01" * 1_000_000

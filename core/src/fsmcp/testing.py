@@ -14,13 +14,17 @@ and every test's server state (the change journal) in a directory of its own.
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import json
 import os
 import queue
 import re
+import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
@@ -117,21 +121,248 @@ async def serve_stdio(
     env: dict[str, str] | None = None,
     mode: str = "legacy",
     under: str | Path | None = None,
+    fresh: bool = False,
     **client_options: Any,
 ) -> AsyncIterator[Client]:
-    """The real ``python -m fsmcp serve <serve_args>`` over stdio, with the SDK's client (``mode`` as for ``connect``).
+    """The real ``fsmcp serve <serve_args>`` over stdio, with the SDK's client (``mode`` as for ``connect``).
 
-    ``under``: a script the interpreter runs instead, which sets the process up and then runs
-    ``python ARGS...`` (a filter that makes a system call fail as an older kernel's would).
+    The server is forked from a process of this test process's that has imported fsmcp and every
+    installed plugin (``_fork_server``), sparing each test an interpreter's start and its imports;
+    it runs ``fsmcp serve`` on the client's own pipes, with the given ``cwd`` and ``env``, in a
+    session of its own, and its exit status is the client's process's. ``fresh=True`` starts it as
+    ``python -m fsmcp serve`` instead: for a test about the process itself (its parent, its
+    command line, its memory). So does ``under``: a script the interpreter runs instead, which sets
+    the process up and then runs ``python ARGS...`` (a filter that makes a system call fail as an
+    older kernel's would), and an ``env`` with another ``PYTHONPATH``.
     """
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=[*([str(under)] if under else []), "-m", "fsmcp", "serve", *serve_args],
-        cwd=str(cwd) if cwd else None,
-        env={**os.environ, **(env or {})},
-    )
+    environ = {**os.environ, **(env or {})}
+    if fresh or under or environ.get("PYTHONPATH") != os.environ.get("PYTHONPATH"):
+        args = [*([str(under)] if under else []), "-m", "fsmcp", "serve", *serve_args]
+    else:
+        args = forked("serve", *serve_args)[1:]
+    params = StdioServerParameters(command=sys.executable, args=args, cwd=str(cwd) if cwd else None, env=environ)
     async with Client(params, mode=mode, **client_options) as client:
         yield client
+
+
+# -- the fork server -------------------------------------------------------------------------
+# A server's start is mostly the interpreter's start and the imports (pydantic, the SDK, every
+# plugin's models): about half a CPU-second, and the suite starts hundreds. One process per test
+# process imports them once and forks a server for each start; a small stdlib-only program (the
+# shim, ``python -I -S``: no site, no imports of its own) stands where the server's process stood
+# for the client, hands the client's pipes to the fork server, passes on the signals it gets and
+# ends with the server's exit status.
+
+_SHIM = r"""
+import array, json, os, signal, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(sys.argv[1])
+request = json.dumps({"argv": sys.argv[3:], "env": dict(os.environ), "cwd": os.getcwd()}).encode()
+s.sendmsg([len(request).to_bytes(4, "big") + request], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [0, 1, 2]))])
+null = os.open(os.devnull, os.O_RDWR)
+os.dup2(null, 0)
+os.dup2(null, 1)  # the server alone holds the client's pipes: its exit is their end
+answers = s.makefile("rb")
+pid = int(answers.readline())
+if sys.argv[2]:
+    with open(sys.argv[2], "w") as f:
+        f.write(f"{pid}\n")
+def forward(signum, frame):
+    try:
+        os.kill(pid, signum)
+    except ProcessLookupError:
+        pass
+for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2):
+    signal.signal(signum, forward)
+how, _, number = answers.readline().decode().partition(" ")
+if how == "signal":
+    if int(number) != signal.SIGKILL:
+        signal.signal(int(number), signal.SIG_DFL)
+    os.kill(os.getpid(), int(number))
+os._exit(int(number) if how == "exit" else 1)
+"""
+
+def forked(*args: str, pid_file: str | Path | None = None) -> list[str]:
+    """The command that runs ``fsmcp ARGS`` as a process forked from this test process's fork server.
+
+    Run it as ``python -m fsmcp ARGS`` would be (``subprocess.Popen``, with its ``env`` and
+    ``cwd``): what the process gets is the server's: its stdio, its signals (SIGKILL too: the
+    fork server kills a server whose shim is gone), its exit status. The server's own pid, for
+    what looks at the process itself (strace, /proc), is written to ``pid_file``.
+    Environment variables that act at an interpreter's start (``PYTHONPATH``, ...) are the fork
+    server's: start ``python -m fsmcp`` where they must differ.
+    """
+    return [sys.executable, "-I", "-S", "-c", _SHIM, _fork_server(), str(pid_file or ""), *args]
+
+
+def pid_in(pid_file: Path, timeout: float = 60) -> int:
+    """The server's pid a ``forked`` command wrote to ``pid_file`` (written before the server runs)."""
+    for _ in range(int(timeout / 0.01)):  # by count: a loaded machine takes longer, never forever
+        with contextlib.suppress(FileNotFoundError, ValueError):
+            return int(pid_file.read_text())
+        time.sleep(0.01)
+    raise AssertionError(f"no pid in {pid_file}")
+
+
+_fork_servers: dict[int, tuple[subprocess.Popen[bytes], str]] = {}
+_fork_server_lock = threading.Lock()
+
+
+def _fork_server() -> str:
+    """The socket of this test process's fork server, started at its first use."""
+    with _fork_server_lock:
+        known = _fork_servers.get(os.getpid())
+        if known is not None and known[0].poll() is None:
+            return known[1]
+        place = tempfile.mkdtemp(prefix="fsmcp-fork-")
+        path = os.path.join(place, "socket")
+        program = f"from fsmcp.testing import _forks, _served; _served(_forks({path!r}))"
+        with open(os.path.join(place, "log"), "wb") as log:
+            process = subprocess.Popen([sys.executable, "-c", program], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log)
+        assert process.stdout is not None
+        if process.stdout.readline() != b"ready\n":
+            raise RuntimeError(f"the fork server did not start: {Path(place, 'log').read_text()}")
+        _fork_servers[os.getpid()] = (process, path)
+        atexit.register(_stop_fork_server, process, place)
+        return path
+
+
+def _stop_fork_server(process: subprocess.Popen[bytes], place: str) -> None:
+    # Waited for, so that its servers' CPU time is counted with this process's (time, rusage).
+    process.stdin.close()  # type: ignore[union-attr]
+    try:
+        process.wait(30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    shutil.rmtree(place, ignore_errors=True)
+
+
+def _preload() -> None:
+    """Every module of fsmcp and of each installed plugin's package, imported (``__main__`` aside)."""
+    import importlib
+    import importlib.metadata
+    import pkgutil
+
+    packages = ["fsmcp", *{ep.value.split(".")[0].split(":")[0] for ep in importlib.metadata.entry_points(group="fsmcp")}]
+    for name in packages:
+        package = importlib.import_module(name)
+        for module in pkgutil.walk_packages(package.__path__, name + "."):
+            if not module.name.endswith("__main__"):
+                importlib.import_module(module.name)
+
+
+def _served(argv: list[str]) -> None:
+    """``fsmcp ARGV`` run in a forked server, which then ends as an interpreter does, but for the
+    teardown of every object: freeing a heap shared with the fork server copies its pages first
+    (half a second)."""
+    import atexit
+    import traceback
+
+    from .cli.commands import main
+
+    try:
+        code = main(argv)
+    except SystemExit as exc:
+        code = exc.code
+    except BaseException:
+        traceback.print_exc()
+        code = 1
+    if code is not None and not isinstance(code, int):
+        print(code, file=sys.stderr)
+        code = 1
+    threading._shutdown()  # type: ignore[attr-defined]  # as at an interpreter's exit: its threads joined
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code or 0)
+
+
+def _forks(path: str) -> list[str]:
+    """The fork server's loop: in each forked server, the ``fsmcp`` arguments it is to run.
+
+    It answers each shim with the server's pid and then its end (``exit N`` or ``signal N``); it
+    ends when its test process does (its stdin closes).
+    """
+    import array
+    import gc
+    import selectors
+    import signal
+    import socket
+
+    _preload()
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(64)
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    selector = selectors.DefaultSelector()
+    selector.register(listener, selectors.EVENT_READ)
+    selector.register(wake_r, selectors.EVENT_READ)
+    selector.register(sys.stdin.fileno(), selectors.EVENT_READ)
+    waiting: dict[int, socket.socket] = {}
+    gc.freeze()  # what is imported stays shared: no collection in a server writes to its pages
+    sys.stdout.write("ready\n")
+    sys.stdout.flush()
+    while True:
+        for key, _ in selector.select():
+            if key.fileobj == sys.stdin.fileno():
+                os._exit(0)
+            if key.data is not None:  # a shim gone before its server: kill the server, as a kill of the shim meant
+                selector.unregister(key.fileobj)
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(key.data, signal.SIGKILL)
+                continue
+            if key.fileobj == wake_r:
+                os.read(wake_r, 512)
+                while waiting:
+                    pid, status = os.waitpid(-1, os.WNOHANG)
+                    if pid == 0:
+                        break
+                    shim = waiting.pop(pid, None)
+                    if shim is not None:
+                        with contextlib.suppress(KeyError):
+                            selector.unregister(shim)
+                        end = f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else f"exit {os.waitstatus_to_exitcode(status)}"
+                        with shim, contextlib.suppress(OSError):  # a shim killed: nobody to tell
+                            shim.sendall(end.encode() + b"\n")
+                continue
+            shim, _ = listener.accept()
+            fds = array.array("i")
+            # The pipes come with the message's first bytes: read them with recvmsg, or they are lost.
+            head, ancillary, _, _ = shim.recvmsg(4, socket.CMSG_SPACE(3 * fds.itemsize), socket.MSG_WAITALL)
+            for level, kind, data in ancillary:
+                if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                    fds.frombytes(data[: len(data) - len(data) % fds.itemsize])
+            request = json.loads(shim.recv(int.from_bytes(head, "big"), socket.MSG_WAITALL))
+            pid = os.fork()
+            if pid == 0:
+                # The server: the client's pipes as its stdio, nothing of the fork server's kept.
+                signal.set_wakeup_fd(-1)
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                selector.close()
+                for sock in (listener, shim, *waiting.values()):
+                    sock.close()
+                os.close(wake_r)
+                os.close(wake_w)
+                os.setsid()
+                for number, fd in enumerate(fds):
+                    os.dup2(fd, number)
+                    os.close(fd)
+                os.chdir(request["cwd"])
+                os.environ.clear()
+                os.environ.update(request["env"])
+                sys.argv = [os.path.join(os.path.dirname(__file__), "__main__.py"), *request["argv"]]
+                return request["argv"]
+            for fd in fds:
+                os.close(fd)
+            with contextlib.suppress(OSError):
+                shim.sendall(f"{pid}\n".encode())
+            waiting[pid] = shim
+            selector.register(shim, selectors.EVENT_READ, pid)  # readable only when it is gone
 
 
 def http_url(process: subprocess.Popen[bytes], errors: Path) -> str:
@@ -151,15 +382,19 @@ def http_url(process: subprocess.Popen[bytes], errors: Path) -> str:
 
 
 class RawStdio:
-    """``python -m fsmcp serve ARGS`` (or ``argv``) on pipes, spoken in raw JSON-RPC lines: a
+    """``fsmcp serve ARGS`` (``forked``; or ``argv``) on pipes, spoken in raw JSON-RPC lines: a
     client that sends what no SDK would. Answers are read on a thread and matched by id; every
     wait is bounded (``timeout`` seconds) and says when the server exited instead."""
 
     def __init__(self, *serve_args: str, argv: list[str] | None = None, env: dict[str, str] | None = None, timeout: float = 60):
+        pid_file = Path(tempfile.mkdtemp(prefix="fsmcp-raw-")) / "pid"
         self.proc = subprocess.Popen(
-            argv or [sys.executable, "-m", "fsmcp", "serve", *serve_args],
+            argv or forked("serve", *serve_args, pid_file=pid_file),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, **(env or {})},
         )  # fmt: skip
+        self.pid = self.proc.pid if argv else pid_in(pid_file, timeout)
+        """The server's own process (``proc`` runs a shim when the server is ``forked``)."""
+        shutil.rmtree(pid_file.parent)
         self.timeout = timeout
         self._lines: queue.Queue[bytes] = queue.Queue()
         self._answers: dict[object, dict[str, Any]] = {}

@@ -18,7 +18,7 @@ from pathlib import Path
 import anyio
 import httpx2
 import pytest
-from fsmcp.testing import ToolCalls, http_url, serve_stdio, text_of
+from fsmcp.testing import ToolCalls, forked, http_url, serve_stdio, text_of
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -56,7 +56,7 @@ def http(tree: Path, tmp_path: Path) -> Iterator:
     errors = tmp_path / "stderr.txt"
     with errors.open("wb") as sink:
         process = subprocess.Popen(
-            [sys.executable, "-m", "fsmcp", "serve", "--transport", "http", "--port", "0", str(tree),
+            [*forked("serve", "--transport", "http", "--port", "0", str(tree)),
              "--token-file", str(token_file), "--journal", str(tmp_path / "journal")],
             cwd=tmp_path, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=sink,
         )  # fmt: skip

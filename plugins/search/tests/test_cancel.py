@@ -42,7 +42,7 @@ async def test_cancelled_grep_kills_ripgrep_and_the_server_answers_at_once(root,
     large_tree(root)
     (root / "small").mkdir()
     (root / "small" / "a.txt").write_text("needle\n")
-    async with serve_stdio(str(root), "--enable", "search") as client:
+    async with serve_stdio(str(root), "--enable", "search", fresh=True) as client:
         server = server_pid(root, process_children)
         search = anyio.CancelScope()
         outcome: list[object] = []
