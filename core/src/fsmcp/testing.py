@@ -356,6 +356,7 @@ def _forks(path: str) -> list[str]:
                 os.environ.clear()
                 os.environ.update(request["env"])
                 sys.argv = [os.path.join(os.path.dirname(__file__), "__main__.py"), *request["argv"]]
+                sys.path[0] = os.getcwd()  # as ``python -m`` has it (``-c`` put "" there): the tool-list cache's key holds sys.path
                 return request["argv"]
             for fd in fds:
                 os.close(fd)
