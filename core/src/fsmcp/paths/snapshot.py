@@ -24,7 +24,7 @@ class _Record:
     """One path the call changed: what was there before (a copy in the store, a directory's mode,
     or nothing), and what the call left there (:meth:`Snapshot._node`), noted under the path's lock."""
 
-    __slots__ = ("path", "copy", "mode", "left", "moved_from", "others")
+    __slots__ = ("path", "copy", "mode", "left", "moved_from", "others", "was_dir")
 
     def __init__(self, path: ResolvedPath, copy: str | None = None, mode: int | None = None):
         self.path = path
@@ -37,6 +37,8 @@ class _Record:
         """The path whose content the call moved here: the only copy of it while that path is kept."""
         self.others = False
         """Someone else changed the path between two changes of the call: the copy is their work."""
+        self.was_dir = False
+        """A directory was there as the call's latest change of the path began."""
 
     @property
     def made(self) -> bool:
@@ -71,7 +73,7 @@ class Snapshot:
         """The call's: a copy being recorded stops when it is cancelled (a restore never does)."""
         self._restored = restored
         self._store, self._noted = _store()
-        self._watched: list[Path] = []
+        self._watched: set[Path] = set()
         self._records: dict[Path, _Record] = {}
         self._copies = 0
         self.kept: list[Path] = []
@@ -84,11 +86,11 @@ class Snapshot:
     def add(self, p: ResolvedPath) -> None:
         """Watch one more path: what the call changes at, in or for it (the directories made on
         the way) is saved as it is changed, and can be taken back."""
-        if p.path not in self._watched:
-            self._watched.append(p.path)
+        self._watched.add(p.path)
 
     def _covers(self, path: Path) -> bool:
-        return path in self._records or any(path == w or path.is_relative_to(w) for w in self._watched)
+        watched = self._watched
+        return path in self._records or path in watched or any(parent in watched for parent in path.parents)
 
     def _before(self, p: ResolvedPath, whole: bool) -> list[ResolvedPath]:
         """Before the call's primitive changes ``p`` (under its lock): save what is there unless
@@ -97,14 +99,18 @@ class Snapshot:
         Returns the paths to look at again when the primitive has returned."""
         record = self._records.get(p.path)
         if record is not None:
-            if record.left is not _UNSET and self._node(p) != record.left:
+            node = self._node(p)
+            if record.left is not _UNSET and node != record.left:
                 # Someone else changed it since the call did: their change is what the call now
                 # changes, so that is what a rollback puts back (and says it kept).
                 self._forget(record)
-                record = self._records[p.path] = self._save(p, whole)
+                record = self._records[p.path] = self._save(p, whole, node)
                 record.others = True
+            record.was_dir = _is_dir(node)
             return [p]
-        record = self._records[p.path] = self._save(p, whole)
+        node = self._node(p)
+        record = self._records[p.path] = self._save(p, whole, node)
+        record.was_dir = _is_dir(node)
         chain = [p]
         parent = p
         while record.made and parent.path.parent != parent.path:
@@ -128,7 +134,7 @@ class Snapshot:
             moved = owner._records.get(src.path)
             if moved is not None and moved.made:
                 # The call's own making moved on (staged work put in place): its records go with it.
-                for path in [q for q in owner._records if q != src.path and q.is_relative_to(src.path)]:
+                for path in _below(owner._records, src.path) if _is_dir(record.left) else ():
                     below = owner._records.pop(path)
                     target = p.path / path.relative_to(src.path)
                     below.path = ResolvedPath(target, p.root, p.access, False)
@@ -136,7 +142,7 @@ class Snapshot:
                 return
             record.moved_from = src.path
             arrived = True
-        if arrived and isinstance(record.left, tuple) and record.left[0] == "d":
+        if arrived and _is_dir(record.left):
             with self._conf.at(p) as place:
                 names = list(dirfd.tree_below(place.fd, place.name))
             for rel in names:
@@ -144,10 +150,11 @@ class Snapshot:
                 if target not in self._records:
                     entry = self._records[target] = _Record(ResolvedPath(target, p.root, p.access, False))
                     entry.left = self._node(entry.path)
-        if record.left is None:
+        if record.left is None and record.was_dir:
             # Gone (removed, moved away): what the call had left below it went with it.
-            for path, below in self._records.items():
-                if path != p.path and path.is_relative_to(p.path) and below.left is not _UNSET:
+            for path in _below(self._records, p.path):
+                below = self._records[path]
+                if below.left is not _UNSET:
                     below.left = None
 
     def changed(self) -> set[Path]:
@@ -218,7 +225,7 @@ class Snapshot:
             with self._conf.at(r.path) as place:
                 if place.name == ".":
                     return True  # a root is never removed
-                if isinstance(r.left, tuple) and r.left[0] == "d":
+                if _is_dir(r.left):
                     try:
                         os.rmdir(place.name, dir_fd=place.fd)
                     except OSError as exc:
@@ -239,8 +246,7 @@ class Snapshot:
         except (FileNotFoundError, NotADirectoryError):
             pass
 
-    def _save(self, p: ResolvedPath, whole: bool) -> _Record:
-        node = self._node(p)
+    def _save(self, p: ResolvedPath, whole: bool, node: tuple[object, ...] | None) -> _Record:
         if node is None:
             return _Record(p)
         if node[0] == "d" and not whole:
@@ -379,6 +385,16 @@ def noting(snapshots: list[Snapshot], paths: tuple[ResolvedPath, ...], *, whole:
     if not any(items):
         return NOT_WATCHED
     return _Noting(items, moving, arrived)
+
+
+def _is_dir(node: object) -> bool:
+    return isinstance(node, tuple) and node[0] == "d"
+
+
+def _below(records: dict[Path, _Record], path: Path) -> list[Path]:
+    """The recorded paths strictly below ``path`` (compared as text: a scan of every record)."""
+    prefix = str(path).rstrip("/") + "/"
+    return [q for q in records if str(q).startswith(prefix)]
 
 
 def _names(dir_fd: int, name: str) -> list[str]:
