@@ -203,7 +203,10 @@ class FileSystem:
         else:
             change.before(paths, tree=tree, call=self.call)
             watching = change.snapshots
-        return noting(watching, paths, whole=whole, moving=moving, arrived=arrived) if watching else NOT_WATCHED
+        if not watching:
+            return NOT_WATCHED
+        with _mapped(paths[0]):
+            return noting(watching, paths, whole=whole, moving=moving, arrived=arrived)
 
     def _tree(self, p: ResolvedPath) -> bool:
         """Whether the entry at ``p`` (not followed) is, or may be, a directory: anything but a file or link."""

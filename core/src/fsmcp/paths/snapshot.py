@@ -270,6 +270,10 @@ class Snapshot:
                 st = os.stat(place.name, dir_fd=place.fd, follow_symlinks=False)
         except (FileNotFoundError, NotADirectoryError):
             return None
+        except PermissionError:
+            # Out of sight (a directory above it that may not be searched): never taken for the
+            # call's own state, so a rollback leaves it alone rather than guess.
+            return (object(),)
         if stat.S_ISDIR(st.st_mode):
             return ("d", st.st_dev, st.st_ino, stat.S_IMODE(st.st_mode))
         return ("f", st.st_dev, st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
