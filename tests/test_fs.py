@@ -76,6 +76,34 @@ def test_snapshot_restores_contents_creations_deletions_and_moves(fs):
     assert not (root / "new").exists() and not (root / "moved").exists()
 
 
+def test_snapshot_takes_back_only_what_the_call_changed(fs):
+    """What someone else wrote meanwhile (here straight to the disk, as another process would)
+    stays: a file in a directory the call made (the directory stays too), a file they replaced
+    after the call wrote it, and the moved file whose vacated name they took (its only copy)."""
+    fs, root, _ = fs
+    (root / "a.txt").write_text("a before")
+    (root / "b.txt").write_text("b before")
+    (root / "d").mkdir()
+    (root / "d" / "old.txt").write_text("old")
+    snap = fs.snapshot(["new", "a.txt", "b.txt", "moved.txt", "d"])
+    fs.write_atomic("new/deep/mine.txt", b"mine")
+    fs.write_atomic("a.txt", b"the call's")
+    fs.rename("b.txt", "moved.txt")
+    fs.write_atomic("d/added.txt", b"the call's")
+    (root / "new" / "theirs.txt").write_text("theirs")
+    (root / "a.txt").write_text("replaced by another")
+    (root / "b.txt").write_text("a new b by another")
+    (root / "d" / "theirs.txt").write_text("theirs in d")
+    snap.restore()
+    assert sorted(p.name for p in (root / "new").iterdir()) == ["theirs.txt"]
+    assert (root / "a.txt").read_text() == "replaced by another"
+    assert (root / "b.txt").read_text() == "a new b by another"
+    assert (root / "moved.txt").read_text() == "b before"
+    assert sorted(p.name for p in (root / "d").iterdir()) == ["old.txt", "theirs.txt"]
+    assert snap.kept == [root / "a.txt", root / "b.txt", root / "new"]
+    assert snap.stayed == {root / "moved.txt": root / "b.txt"}
+
+
 def test_snapshot_of_a_path_outside_is_refused(fs):
     fs, _, outside = fs
     with pytest.raises(ToolError) as info:

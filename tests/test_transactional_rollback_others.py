@@ -106,12 +106,14 @@ async def test_a_rollback_keeps_another_sessions_change_made_between_the_steps(t
 @pytest.mark.anyio
 async def test_a_rollback_keeps_what_another_session_put_in_a_directory_the_batch_made(tmp_path):
     """The batch made ``new/`` for its file; another session wrote ``new/theirs.txt`` before the
-    batch failed. Clearing what the batch made would remove that file with the directory."""
+    batch failed. Clearing what the batch made would remove that file with the directory: the
+    rollback takes back the batch's own file and the directory it made below, and keeps ``new/``."""
     root = tmp_path.resolve()
     (root / "f.txt").write_text("f")
     first = {"tool": "write_file", "arguments": {"path": "new/deep/mine.txt", "content": "batch"}}
     text = await batch_failing_while_another_writes(root, first, "new/theirs.txt")
     assert text.startswith("EDIT_CONFLICT: Batch stopped at operation 2"), text
     assert (root / "new" / "theirs.txt").read_text() == "the other session's work"
-    assert f"except at {root / 'new' / 'deep' / 'mine.txt'}" in text, text
+    assert not (root / "new" / "deep").exists(), "the batch's own file and the directory made for it stay"
+    assert f"except at {root / 'new'}:" in text, text
     assert "every file is as it was before the batch" not in text, text

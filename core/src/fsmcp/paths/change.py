@@ -41,6 +41,8 @@ class Change:
         self.state: dict[str, Any] = {}
         self.notes: list[str] = []
         self.transactional = False
+        self.snapshots: list[Any] = []
+        """The call's live snapshots (:meth:`fsmcp.paths.fs.FileSystem.snapshot`), told of every change its primitives make."""
         self._seen: set[Path] = set()
         self._announce = announce
         self._protected = protected
@@ -120,7 +122,7 @@ class Order:
     Which changes wait is decided by :meth:`fsmcp.paths.change.Change.order`, with what the primitives
     (:mod:`fsmcp.paths.fs`) say of what they do: one that moves or copies a directory, removes one (its
     copy in the journal, or the call's rollback, may bring it back), changes a mode (a directory
-    the listing could not read may open), saves a directory for a rollback (a snapshot), puts
+    the listing could not read may open), puts
     saved trees back (undo), has the journal copy a directory into its own inside a root (made
     after a program started, it is not hidden from it), or touches a protected path. A primitive
     that says nothing is ordered. Writing, editing, appending to, linking, removing a file or

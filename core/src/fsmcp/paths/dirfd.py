@@ -374,3 +374,25 @@ class DirChain:
 
     def close(self) -> None:
         self._truncate(0)
+
+
+def tree_below(dir_fd: int, name: str) -> Iterator[str]:
+    """The relative path of everything under the directory ``name`` in ``dir_fd`` (links not
+    followed). A loop over a chain of descriptors, not recursion: a tree of any depth."""
+    top = os.open(name, LIST, dir_fd=dir_fd)
+    chain = DirChain(top)
+    try:
+        pending: list[tuple[str, ...]] = [()]
+        while pending:
+            parts = pending.pop()
+            with os.scandir(chain.open(parts)) as it:
+                entries = [(e.name, e.is_dir(follow_symlinks=False)) for e in it]
+            below = []
+            for entry, is_dir in entries:
+                yield "/".join((*parts, entry))
+                if is_dir:
+                    below.append((*parts, entry))
+            pending.extend(reversed(below))
+    finally:
+        chain.close()
+        os.close(top)

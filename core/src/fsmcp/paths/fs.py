@@ -29,7 +29,7 @@ from .guard import Guard
 from ..api.names import shown
 from .policy import PathPolicy
 from .roots import Access, ResolvedPath
-from .snapshot import Snapshot
+from .snapshot import NOT_WATCHED, Snapshot, noting
 from .temporaries import temp_name
 
 if TYPE_CHECKING:
@@ -167,6 +167,8 @@ class FileSystem:
         self.max_file_bytes = max_file_bytes
         self.guard = guard
         self._conf = Confinement(policy.roots.operator, policy.resolve, naive=naive)
+        self._snapshots: list[Snapshot] = []
+        """The live snapshots of the host's own work, outside any call (a call's are its change's)."""
         self.server = self
         """The server's own file system, which each call's (:meth:`for_call`) is bound from: the
         same object for the server's life, so a key for what a plugin keeps per server."""
@@ -188,13 +190,23 @@ class FileSystem:
         """The roots' descriptors, for the host's own modules that restore what they saved."""
         return self._conf
 
-    def _changing(self, *paths: ResolvedPath, tree: bool = True) -> None:
+    def _changing(self, *paths: ResolvedPath, tree: bool = True, whole: bool = True, moving: bool = False, arrived: bool = False) -> Any:
+        """Before a primitive changes ``paths``: their locks, the call's change told, and what the
+        call's snapshots watch saved. Returns the context to hold around the change: it notes what
+        the change left, for a rollback (``whole``, ``moving``, ``arrived``: see :func:`noting`)."""
         for p in paths:
             self.guard.hold(p.path)
         # Before anything changes (under the files' locks): the call's change hooks (the journal) see the old state.
         change = self.call.change
-        if change is not None:
+        if change is None:
+            watching = self._snapshots
+        else:
             change.before(paths, tree=tree, call=self.call)
+            watching = change.snapshots
+        if not watching:
+            return NOT_WATCHED
+        with _mapped(paths[0]):
+            return noting(watching, paths, whole=whole, moving=moving, arrived=arrived)
 
     def _tree(self, p: ResolvedPath) -> bool:
         """Whether the entry at ``p`` (not followed) is, or may be, a directory: anything but a file or link."""
@@ -437,7 +449,7 @@ class FileSystem:
         never a mix; a failure leaves the old file byte for byte as it was.
         """
         p = self.resolve(path, Access.WRITE)
-        self._changing(p, tree=False)
+        noted = self._changing(p, tree=False, whole=False)
         if isinstance(data, (bytes, bytearray, memoryview)):
             self._check_size(len(data))
             data = [bytes(data)]
@@ -464,7 +476,7 @@ class FileSystem:
             self.guard.knows(p.path, dirfd.lstat(dfd, name))
             return old is None
 
-        with self.guard.changing(p.path), _mapped(p), self._parents_undone_on_failure(make_parents) as created:
+        with noted, self.guard.changing(p.path), _mapped(p), self._parents_undone_on_failure(make_parents) as created:
             return self._final(p, write, created)
 
     def _check_size(self, size: int) -> None:
@@ -518,7 +530,7 @@ class FileSystem:
     def append(self, path: PathArg, data: bytes, *, create: bool = False) -> int:
         """Append bytes; on failure the file is cut back to its old length. Returns the new size."""
         p = self.resolve(path, Access.WRITE)
-        self._changing(p, tree=False)
+        noted = self._changing(p, tree=False, whole=False)
 
         def append(dfd: int, name: str) -> int:
             fd, made = _open_for_append(p, dfd, name, create)
@@ -544,13 +556,13 @@ class FileSystem:
             finally:
                 os.close(fd)
 
-        with self.guard.changing(p.path), _mapped(p), self._parents_undone_on_failure(create) as created:
+        with noted, self.guard.changing(p.path), _mapped(p), self._parents_undone_on_failure(create) as created:
             return self._final(p, append, created)
 
     def mkdir(self, path: PathArg, *, parents: bool = True) -> bool:
         """Create a directory (and its parents); True when it did not exist before."""
         p = self.resolve(path, Access.WRITE)
-        self._changing(p, tree=False)  # empty, as are the parents made for it
+        noted = self._changing(p, tree=False, whole=False)  # empty, as are the parents made for it
 
         def make(dfd: int, name: str) -> None:
             try:
@@ -561,7 +573,7 @@ class FileSystem:
                 return
             made.append((os.dup(dfd), name))
 
-        with _mapped(p), self._parents_undone_on_failure(True) as made:
+        with noted, _mapped(p), self._parents_undone_on_failure(True) as made:
             try:
                 self._final(p, make, made if parents else None)
             except FileNotFoundError:
@@ -575,13 +587,13 @@ class FileSystem:
         p = self.resolve(path, Access.WRITE)
         # Ordered: a directory the server's user could not list when a program started (so its
         # protected files went unlisted) would open to that program, which runs as the same user.
-        self._changing(p)
+        noted = self._changing(p, whole=False)
 
         def chmod(dfd: int, name: str) -> None:
             if not dirfd.chmod_at(dfd, name, stat_mod.S_IMODE(mode)):
                 raise _LinkHere
 
-        with self.guard.changing(p.path), _mapped(p):
+        with noted, self.guard.changing(p.path), _mapped(p):
             self._final(p, chmod)
             self.guard.knows(p.path, self._final(p, lambda fd, name: _lstat(fd, name, p.follows_links)))
 
@@ -597,26 +609,28 @@ class FileSystem:
         if self._inside(p.path.parent, target) is None:
             raise ToolError(ErrorCode.ACCESS_DENIED, f"the link {p} would point to {target!r}, outside the allowed directories")
         # A link brings nothing into view: a program opening it meets its target, masked as it was.
-        self._changing(p, tree=False)
-        with _mapped(p), self._parents_undone_on_failure(True) as created:
+        noted = self._changing(p, tree=False, whole=False)
+        with noted, _mapped(p), self._parents_undone_on_failure(True) as created:
             self._final(p, lambda dfd, name: os.symlink(target, name, dir_fd=dfd), created)
 
     def snapshot(self, paths: Iterable[PathArg]) -> Snapshot:
-        """Record the state of ``paths`` (files, links, whole trees, or their absence).
+        """Watch ``paths`` (files, links, whole trees, or their absence) for what this call changes there.
 
-        ``Snapshot.restore()`` puts every one back as it was: contents, modes, links,
-        deletions undone, creations (with the directories made for them) removed. The copies
-        live outside the roots, in the host's own temporary directory, until ``discard()``.
+        Each path at or in them is saved when one of the call's primitives is about to change it,
+        under its lock, and what the primitive left is noted. ``Snapshot.restore()`` takes back
+        what the call changed: contents, modes, links, deletions undone, creations (with the
+        directories made for them) removed; where someone else changed a path since the call
+        did, or wrote into a directory the call made, their work stays (``Snapshot.kept``). The
+        copies live outside the roots, in the host's own temporary directory, until ``discard()``.
         """
-        snap = Snapshot(self._conf, restored=self.guard.moved, check_cancelled=self.call.check_cancelled, hold=self.guard.hold)
+        change = self.call.change
+        watchers = change.snapshots if change is not None else self._snapshots
+        snap = Snapshot(self._conf, watchers, restored=self.guard.moved, check_cancelled=self.call.check_cancelled, hold=self.guard.hold)
         try:
+            # Nothing is copied yet, so nothing waits its turn here: a tree is copied (and can come
+            # back whole) only for a primitive that removes or moves it, which waits its turn then.
             for path in paths:
-                p = self.resolve(path, Access.WRITE, follow_links=False)
-                with _mapped(p):
-                    tree = snap.add(p)
-                # What a rollback puts back arrives as a tree would: the call waits its turn now.
-                if (change := self.call.change) is not None:
-                    change.order([p], tree=tree, call=self.call)
+                snap.add(self.resolve(path, Access.WRITE, follow_links=False))
         except BaseException:
             snap.discard()
             raise
@@ -628,8 +642,8 @@ class FileSystem:
         self._refuse_roots(p, "deleted")
         # A directory deleted may come back whole while programs run: its journal copy or a
         # rollback's puts it back, unlike a file, which holds nothing protected (its name aside).
-        self._changing(p, tree=self._tree(p))
-        with self.guard.changing(p.path), _mapped(p), self._conf.at(p) as place:
+        noted = self._changing(p, tree=self._tree(p))
+        with noted, self.guard.changing(p.path), _mapped(p), self._conf.at(p) as place:
             kind = kind_of(dirfd.lstat(place.fd, place.name).st_mode)
             if kind != "directory":
                 os.unlink(place.name, dir_fd=place.fd)
@@ -648,9 +662,8 @@ class FileSystem:
         self._refuse_roots(src, "moved")
         self._refuse_into_itself(src, dst, "move")
         tree = self._tree(src)
-        if src.path != dst.path:
-            self._changing(src, dst, tree=tree)
-        with ExitStack() as stack:
+        noted = self._changing(src, dst, tree=tree, moving=True) if src.path != dst.path else NOT_WATCHED
+        with noted, ExitStack() as stack:
             stack.enter_context(self.guard.changing(src.path, dst.path))
             stack.callback(self.guard.moved, src.path, dst.path)
             # Under the locks: a protected tree moved onto the source meanwhile is seen.
@@ -680,9 +693,8 @@ class FileSystem:
         dst = self.resolve(destination, Access.WRITE, follow_links=False)
         self._refuse_into_itself(src, dst, "copy")
         tree = self._tree(src)
-        if src.path != dst.path:
-            self._changing(dst, tree=tree)
-        with ExitStack() as stack:
+        noted = self._changing(dst, tree=tree, arrived=True) if src.path != dst.path else NOT_WATCHED
+        with noted, ExitStack() as stack:
             # The source's lock too: no change replaces it while it is looked at and copied.
             stack.enter_context(self.guard.changing(src.path, dst.path))
             stack.callback(self.guard.moved, dst.path)
@@ -718,7 +730,7 @@ class FileSystem:
                 if stat_mod.S_ISDIR(copied.st_mode):
                     # What arrives is the copy: it is what is looked at, so that nothing that
                     # reached the source's tree after the first look leaves protection with it.
-                    self._keep_protected(src, d.path, "moving" if moving else "copying", _tree_below(d.fd, staging))
+                    self._keep_protected(src, d.path, "moving" if moving else "copying", dirfd.tree_below(d.fd, staging))
                 if not tree and stat_mod.S_ISDIR(copied.st_mode):
                     # Announced as a file, a tree now: it did not wait for the programs running.
                     raise ToolError(ErrorCode.EDIT_CONFLICT, f"{src} became a directory while being copied; nothing was changed: run it again")
@@ -801,28 +813,6 @@ class FileSystem:
     def _refuse_into_itself(src: ResolvedPath, dst: ResolvedPath, verb: str) -> None:
         if dst.path != src.path and dst.path.is_relative_to(src.path):
             raise ToolError(ErrorCode.INVALID_PARAMS, f"cannot {verb} {src} into itself ({dst})")
-
-
-def _tree_below(dir_fd: int, name: str) -> Iterator[str]:
-    """The relative path of everything under the directory ``name`` in ``dir_fd`` (links not
-    followed). A loop over a chain of descriptors, not recursion: a tree of any depth."""
-    top = os.open(name, dirfd.LIST, dir_fd=dir_fd)
-    chain = dirfd.DirChain(top)
-    try:
-        pending: list[tuple[str, ...]] = [()]
-        while pending:
-            parts = pending.pop()
-            with os.scandir(chain.open(parts)) as it:
-                entries = [(e.name, e.is_dir(follow_symlinks=False)) for e in it]
-            below = []
-            for entry, is_dir in entries:
-                yield "/".join((*parts, entry))
-                if is_dir:
-                    below.append((*parts, entry))
-            pending.extend(reversed(below))
-    finally:
-        chain.close()
-        os.close(top)
 
 
 def _encodable(name: str) -> bool:

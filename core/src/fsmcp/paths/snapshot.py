@@ -16,125 +16,278 @@ from ..api.errors import ToolError
 from .roots import ResolvedPath
 
 
+_UNSET = object()
+"""A record's ``left`` until the call's primitive that changes its path has returned."""
+
+
+class _Record:
+    """One path the call changed: what was there before (a copy in the store, a directory's mode,
+    or nothing), and what the call left there (:meth:`Snapshot._node`), noted under the path's lock."""
+
+    __slots__ = ("path", "copy", "mode", "left", "moved_from", "others", "was_dir")
+
+    def __init__(self, path: ResolvedPath, copy: str | None = None, mode: int | None = None):
+        self.path = path
+        self.copy = copy
+        """The saved copy's name in the store; None: nothing was there, or a directory (``mode``)."""
+        self.mode = mode
+        """A directory that was there and stays one (a mkdir, a chmod): only its mode is put back."""
+        self.left: object = _UNSET
+        self.moved_from: Path | None = None
+        """The path whose content the call moved here: the only copy of it while that path is kept."""
+        self.others = False
+        """Someone else changed the path between two changes of the call: the copy is their work."""
+        self.was_dir = False
+        """A directory was there as the call's latest change of the path began."""
+
+    @property
+    def made(self) -> bool:
+        """Nothing was there: what is there is the call's making (or someone else's)."""
+        return self.copy is None and self.mode is None
+
+
 class Snapshot:
-    """What :meth:`FileSystem.snapshot` recorded; see there.
+    """What :meth:`FileSystem.snapshot` watches; see there.
+
+    Nothing is copied when the snapshot is made: each path inside the watched ones is saved when
+    one of the call's primitives is about to change it, under that path's lock (so a path is
+    saved as the call found it), and what the primitive left there is noted under the same lock
+    when it returns (:func:`noting`). A rollback takes back only those changes, each only where
+    the path is still as the call left it: another session's file, even one written into a
+    directory the call made, is never the call's to remove or to put back over.
 
     The copies live in a private temporary directory outside the roots; inside the roots every
     read and every change goes through the roots' descriptors like any other primitive.
     """
 
     def __init__(
-        self, conf: Confinement, restored: Callable[..., None] = lambda *paths: None, check_cancelled: Callable[[], None] = lambda: None,
-        hold: Callable[[Path], None] = lambda path: None,
+        self, conf: Confinement, watchers: list[Snapshot], restored: Callable[..., None] = lambda *paths: None,
+        check_cancelled: Callable[[], None] = lambda: None, hold: Callable[[Path], None] = lambda path: None,
     ) -> None:
         self._conf = conf
+        self._watchers = watchers
+        """The live snapshots the call's primitives report to: this one is in it until restored or discarded."""
         self._hold = hold
         """The call's lock on a path, held to its end: a path is looked at and put back under it."""
         self._check_cancelled = check_cancelled
         """The call's: a copy being recorded stops when it is cancelled (a restore never does)."""
         self._restored = restored
         self._store, self._noted = _store()
-        self._saved: list[tuple[ResolvedPath, str | None, ResolvedPath | None]] = []
-        self._seen: set[Path] = set()
-        self._left: dict[Path, object] = {}
-        """What each path was as the call that changed it left it (:meth:`left`)."""
-        self._others: set[Path] = set()
-        """Paths someone else changed between the call's changes (:meth:`before`)."""
+        self._watched: set[Path] = set()
+        self._records: dict[Path, _Record] = {}
+        self._copies = 0
+        self.kept: list[Path] = []
+        """After :meth:`restore`: the paths left as someone else left them (their change kept)."""
+        self.stayed: dict[Path, Path] = {}
+        """After :meth:`restore`: paths left where the call had moved another path's content, that
+        path being kept: each holds the only copy of what the other held before."""
+        watchers.append(self)
 
-    def add(self, p: ResolvedPath) -> bool:
-        """Record one more path (a second record of the same path is ignored).
+    def add(self, p: ResolvedPath) -> None:
+        """Watch one more path: what the call changes at, in or for it (the directories made on
+        the way) is saved as it is changed, and can be taken back."""
+        self._watched.add(p.path)
 
-        True when what was saved is a directory: a restore would put back a whole tree."""
-        if p.path in self._seen:
-            return False
-        self._seen.add(p.path)
-        if not self._exists(p):
-            first_missing = p
-            while not self._exists(parent := ResolvedPath(first_missing.path.parent, p.root, p.access, False)):
-                first_missing = parent
-            self._saved.append((p, None, first_missing))
-            return False
-        copy = str(len(self._saved))
-        with self._conf.at(p) as place, self._opened() as store:
-            dirfd.copy_node(place.fd, place.name, store, copy, self._check_cancelled)
-            tree = stat.S_ISDIR(dirfd.lstat(store, copy).st_mode)
-        self._saved.append((p, copy, None))
-        return tree
+    def _covers(self, path: Path) -> bool:
+        watched = self._watched
+        return path in self._records or path in watched or any(parent in watched for parent in path.parents)
 
-    def left(self, near: Iterable[Path] | None = None) -> None:
-        """Note the recorded paths as they are now, the change they were saved for done (``near``:
-        only those at, in or around these paths, which a later change of the same call touched).
-        :meth:`changed` then tells which ones someone else changed since."""
-        near = None if near is None else list(near)
-        for p, _, first_missing in self._saved:
-            whole = first_missing or p
-            if p.path not in self._others and (near is None or _overlaps(whole.path, near)):
-                self._left[p.path] = self._state(whole)
+    def _before(self, p: ResolvedPath, whole: bool) -> list[ResolvedPath]:
+        """Before the call's primitive changes ``p`` (under its lock): save what is there unless
+        saved already, and note the missing directories above it that the primitive may make.
+        ``whole``: a directory there may go as a whole (it is copied, tree and all).
+        Returns the paths to look at again when the primitive has returned."""
+        record = self._records.get(p.path)
+        if record is not None:
+            node = self._node(p)
+            if record.left is not _UNSET and node != record.left:
+                # Someone else changed it since the call did: their change is what the call now
+                # changes, so that is what a rollback puts back (and says it kept).
+                self._forget(record)
+                record = self._records[p.path] = self._save(p, whole, node)
+                record.others = True
+            record.was_dir = _is_dir(node)
+            return [p]
+        node = self._node(p)
+        record = self._records[p.path] = self._save(p, whole, node)
+        record.was_dir = _is_dir(node)
+        chain = [p]
+        parent = p
+        while record.made and parent.path.parent != parent.path:
+            parent = ResolvedPath(parent.path.parent, p.root, p.access, False)
+            if parent.path in self._records or self._node(parent) is not None:
+                break
+            self._records[parent.path] = _Record(parent)
+            chain.append(parent)
+        return chain
 
-    def before(self, near: Iterable[Path]) -> None:
-        """Before a later change of the same call touches ``near``: the recorded paths at, in or
-        around them that changed since :meth:`left` were changed by someone else."""
-        near = list(near)
-        for p, _, first_missing in self._saved:
-            whole = first_missing or p
-            if p.path in self._left and _overlaps(whole.path, near) and self._state(whole) != self._left[p.path]:
-                self._others.add(p.path)
-
-    def paths(self) -> list[Path]:
-        """The recorded paths, and the first missing directory above each path that was absent."""
-        return [(first_missing or p).path for p, _, first_missing in self._saved]
+    def _after(self, chain: list[ResolvedPath], source: tuple[Snapshot, ResolvedPath] | None, arrived: bool) -> None:
+        """The call's primitive changed ``chain[0]`` and may have made the others: note what it left,
+        under the same lock. ``source``: a rename's source (its snapshot and path); ``arrived``: a
+        tree arrived whole (a copy): its every entry is the call's to take away."""
+        for q in chain:
+            self._records[q.path].left = self._node(q)
+        p = chain[0]
+        record = self._records[p.path]
+        if source is not None:
+            owner, src = source
+            moved = owner._records.get(src.path)
+            if moved is not None and moved.made:
+                # The call's own making moved on (staged work put in place): its records go with it.
+                for path in _below(owner._records, src.path) if _is_dir(record.left) else ():
+                    below = owner._records.pop(path)
+                    target = p.path / path.relative_to(src.path)
+                    below.path = ResolvedPath(target, p.root, p.access, False)
+                    self._records.setdefault(target, below)
+                return
+            record.moved_from = src.path
+            arrived = True
+        if arrived and _is_dir(record.left):
+            with self._conf.at(p) as place:
+                names = list(dirfd.tree_below(place.fd, place.name))
+            for rel in names:
+                target = p.path / rel
+                if target not in self._records:
+                    entry = self._records[target] = _Record(ResolvedPath(target, p.root, p.access, False))
+                    entry.left = self._node(entry.path)
+        if record.left is None and record.was_dir:
+            # Gone (removed, moved away): what the call had left below it went with it.
+            for path in _below(self._records, p.path):
+                below = self._records[path]
+                if below.left is not _UNSET:
+                    below.left = None
 
     def changed(self) -> set[Path]:
-        """The recorded paths someone else changed since :meth:`left` noted them, looked at under
-        each path's lock (held to the call's end, so nothing changes them before :meth:`restore`)."""
+        """The paths someone else changed since the call left them, looked at under each path's
+        lock (held to the call's end, so nothing changes them before :meth:`restore`)."""
         found = set()
-        for p, _, first_missing in self._saved:
-            whole = first_missing or p
-            self._hold(p.path)
-            self._hold(whole.path)
-            if p.path in self._others or (p.path in self._left and self._state(whole) != self._left[p.path]):
-                found.add(p.path)
+        for path, record in self._records.items():
+            if record.left is _UNSET:
+                continue
+            self._hold(path)
+            if self._node(record.path) != record.left:
+                found.add(path)
         return found
 
-    def restore(self, kept: set[Path] = frozenset()) -> None:
-        """Put every recorded path back, newest record first, but those in ``kept`` (what someone
-        else changed since, :meth:`changed`: putting it back would destroy their work, which
-        nothing records); then forget the copies.
+    def restore(self, kept: set[Path] | None = None) -> None:
+        """Take back what the call changed, but where someone else changed it since (``kept``, by
+        default :meth:`changed`; putting it back would destroy their work, which nothing records).
+        What the call left is removed (a directory it made only once empty: another session's
+        file in it stays, and so does the directory), then what was there is put back. A path
+        where the call moved a kept path's content stays too (:attr:`stayed`): it holds the only
+        copy of it. Then the copies are forgotten. :attr:`kept` names what was left for others.
 
         Raises OSError when a path could not be put back; the copies are then kept.
         """
+        self._unwatch()
+        kept = self.changed() if kept is None else set(kept)
+        records = [r for r in self._records.values() if r.left is not _UNSET]
+        self.stayed = {r.path.path: r.moved_from for r in records if r.moved_from in kept and r.path.path not in kept}
+        stays = [*kept, *self.stayed]
+        todo = [r for r in records if not any(r.path.path == q or r.path.path.is_relative_to(q) for q in stays)]
+        blocked: set[Path] = set()
         try:
             # A restore runs to the end even for a cancelled call (its copies are not handed the
             # call's check): stopping half-way would leave the mix of old and new that the snapshot exists to undo.
+            for r in sorted(todo, key=lambda r: len(r.path.path.parts), reverse=True):
+                if r.left is not None and r.mode is None and not self._remove(r):
+                    blocked.add(r.path.path)  # a directory the call made, now holding someone else's entries
             with self._opened() as store:
-                for p, copy, first_missing in reversed(self._saved):
-                    if p.path in kept:
+                for r in sorted(todo, key=lambda r: len(r.path.path.parts)):
+                    if r.path.path in blocked:
                         continue
-                    self._clear(first_missing or p)
-                    if copy is not None:
-                        self._put(store, copy, p)
+                    if r.copy is not None:
+                        self._put(store, r.copy, r.path)
+                    elif r.mode is not None:
+                        self._chmod(r.path, r.mode)
         except ToolError as exc:
             # A link swapped in on the way out of the roots: as much a failure to restore as a full disk.
             raise PermissionError(errno.EACCES, exc.message) from None
         finally:
-            self._restored(*(p.path for p, _, _ in self._saved))
+            self._restored(*self._records)
+        others = {r.path.path for r in todo if r.others}
+        self.kept = sorted((kept | blocked | others) & set(self._records))
         self.discard()
 
-    def _state(self, p: ResolvedPath) -> object:
-        """What ``p`` is now, down to every entry of a tree (their identities, as a version is); None: absent."""
+    def kept_note(self) -> str:
+        """What a tool's error says after a restore that left :attr:`kept` paths: which, why, what to do."""
+        one = len(self.kept) == 1
+        it, them = ("it", "it") if one else ("they", "them")
+        return (
+            f"except at {', '.join(map(str, self.kept))}: another call changed {them} (or wrote into a directory this call "
+            f"made) meanwhile, so {it} {'was' if one else 'were'} left as that call left {them}. Read {them} to decide what "
+            f"{it} should hold; list_changes shows who changed {them}"
+        )
+
+    def _remove(self, r: _Record) -> bool:
+        """Remove what the call left at ``r``'s path; False for a directory someone else put entries in."""
+        try:
+            with self._conf.at(r.path) as place:
+                if place.name == ".":
+                    return True  # a root is never removed
+                if _is_dir(r.left):
+                    try:
+                        os.rmdir(place.name, dir_fd=place.fd)
+                    except OSError as exc:
+                        if exc.errno in (errno.ENOTEMPTY, errno.EEXIST):
+                            return False
+                        raise
+                else:
+                    os.unlink(place.name, dir_fd=place.fd)
+                dirfd.fsync_dir(place.fd)
+        except (FileNotFoundError, NotADirectoryError):
+            pass
+        return True
+
+    def _chmod(self, p: ResolvedPath, mode: int) -> None:
         try:
             with self._conf.at(p) as place:
-                if not dirfd.lexists(place.fd, place.name):
-                    return None
-                return tuple(_identities(place.fd, place.name))
+                dirfd.chmod_at(place.fd, place.name, mode)
+        except (FileNotFoundError, NotADirectoryError):
+            pass
+
+    def _save(self, p: ResolvedPath, whole: bool, node: tuple[object, ...] | None) -> _Record:
+        if node is None:
+            return _Record(p)
+        if node[0] == "d" and not whole:
+            return _Record(p, mode=node[3])  # type: ignore[arg-type]
+        copy = str(self._copies)
+        self._copies += 1
+        with self._conf.at(p) as place, self._opened() as store:
+            dirfd.copy_node(place.fd, place.name, store, copy, self._check_cancelled)
+        return _Record(p, copy)
+
+    def _forget(self, record: _Record) -> None:
+        if record.copy is not None:
+            with self._opened() as store:
+                dirfd.remove_quietly(store, record.copy)
+
+    def _node(self, p: ResolvedPath) -> tuple[object, ...] | None:
+        """What is at ``p`` now: which node and its mode, and for a file or link its size and
+        times (a write in place moves them, a replace makes another node); None: nothing."""
+        try:
+            with self._conf.at(p) as place:
+                st = os.stat(place.name, dir_fd=place.fd, follow_symlinks=False)
         except (FileNotFoundError, NotADirectoryError):
             return None
+        except PermissionError:
+            # Out of sight (a directory above it that may not be searched): never taken for the
+            # call's own state, so a rollback leaves it alone rather than guess.
+            return (object(),)
+        if stat.S_ISDIR(st.st_mode):
+            return ("d", st.st_dev, st.st_ino, stat.S_IMODE(st.st_mode))
+        return ("f", st.st_dev, st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+    def _unwatch(self) -> None:
+        if self in self._watchers:
+            self._watchers.remove(self)
 
     def discard(self) -> None:
+        self._unwatch()
         dirfd.remove_tree_quietly(str(self._store))
         if not self._store.exists():
             temporaries.LEDGER.done(self._noted)
-        self._saved.clear()
+        self._records.clear()
 
     @contextmanager
     def _opened(self) -> Iterator[int]:
@@ -144,69 +297,108 @@ class Snapshot:
         finally:
             os.close(fd)
 
-    def _exists(self, p: ResolvedPath) -> bool:
-        try:
-            with self._conf.at(p) as place:
-                return dirfd.lexists(place.fd, place.name)
-        except (FileNotFoundError, NotADirectoryError):
-            return False
-
-    def _clear(self, p: ResolvedPath) -> None:
-        try:
-            with self._conf.at(p) as place:
-                if place.name != ".":
-                    if dirfd.lexists(place.fd, place.name):
-                        # Gone from its name at once, then deleted: never half a tree under it.
-                        gone = temporaries.temp_name(place.name)
-                        with temporaries.aside(place.fd, place.name, gone, restore=False):
-                            dirfd.remove_node(place.fd, gone)
-                    return
-                # A root is emptied, never removed: its descriptor must stay the root's.
-                for name in _names(place.fd, "."):
-                    dirfd.remove_node(place.fd, name)
-        except (FileNotFoundError, NotADirectoryError):
-            pass
-
     def _put(self, store: int, copy: str, p: ResolvedPath) -> None:
+        """Make ``p`` the saved copy: copied beside it under a temporary name, then renamed over
+        what is there (a directory is first set aside, then removed)."""
         created: Created = []
         try:
             with self._conf.at(p, created) as place:
-                if place.name != ".":
-                    # Copied under a temporary name, then renamed: a crash leaves no half copy at the name.
-                    tmp = temporaries.temp_name(place.name)
-                    with temporaries.temporary(place.fd, tmp) as noted:
-                        try:
-                            dirfd.copy_node(store, copy, place.fd, tmp)
-                            temporaries.LEDGER.made(noted, place.fd, tmp)
-                            os.rename(tmp, place.name, src_dir_fd=place.fd, dst_dir_fd=place.fd)
-                        except BaseException:
-                            dirfd.remove_quietly(place.fd, tmp)
-                            raise
+                if place.name == ".":
+                    # A root is never replaced (its descriptor must stay the root's): it is emptied and filled.
+                    for name in _names(place.fd, "."):
+                        dirfd.remove_node(place.fd, name)
+                    saved = os.open(copy, dirfd.LIST, dir_fd=store)
+                    try:
+                        for name in _names(saved, "."):
+                            dirfd.copy_node(saved, name, place.fd, name)
+                    finally:
+                        os.close(saved)
                     return
-                saved = os.open(copy, dirfd.LIST, dir_fd=store)
-                try:
-                    for name in _names(saved, "."):
-                        dirfd.copy_node(saved, name, place.fd, name)
-                finally:
-                    os.close(saved)
+                if dirfd.lexists(place.fd, place.name):
+                    # Gone from its name at once, then deleted: never half a tree under it.
+                    gone = temporaries.temp_name(place.name)
+                    with temporaries.aside(place.fd, place.name, gone, restore=False):
+                        dirfd.remove_node(place.fd, gone)
+                # Copied under a temporary name, then renamed: a crash leaves no half copy at the name.
+                tmp = temporaries.temp_name(place.name)
+                with temporaries.temporary(place.fd, tmp) as noted:
+                    try:
+                        dirfd.copy_node(store, copy, place.fd, tmp)
+                        temporaries.LEDGER.made(noted, place.fd, tmp)
+                        os.rename(tmp, place.name, src_dir_fd=place.fd, dst_dir_fd=place.fd)
+                    except BaseException:
+                        dirfd.remove_quietly(place.fd, tmp)
+                        raise
         finally:
             for fd, _ in created:
                 os.close(fd)
 
 
-def _overlaps(path: Path, near: list[Path]) -> bool:
-    return any(path == q or path.is_relative_to(q) or q.is_relative_to(path) for q in near)
+class _Noting:
+    """One primitive's change of watched paths: saved before (:func:`noting`), noted when it returns."""
+
+    __slots__ = ("items", "moving", "arrived")
+
+    def __init__(self, items: list[tuple[Snapshot, list[ResolvedPath]] | None], moving: bool, arrived: bool):
+        self.items, self.moving, self.arrived = items, moving, arrived
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        # Also after a failure: whatever the primitive left is the call's doing.
+        items = self.items
+        if self.moving:
+            # A rename: the destination first, so that what moves with the source is found there.
+            source, destination = items
+            if destination is not None:
+                owner, chain = destination
+                owner._after(chain, (source[0], source[1][0]) if source is not None else None, False)
+            if source is not None:
+                source[0]._after(source[1], None, False)
+            return
+        for item in items:
+            if item is not None:
+                item[0]._after(item[1], None, self.arrived)
 
 
-def _identities(dir_fd: int, name: str) -> Iterator[tuple[object, ...]]:
-    st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-    yield ("", st.st_dev, st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-    if not stat.S_ISDIR(st.st_mode):
-        return
-    for top, dirs, files, fd in os.fwalk(name, dir_fd=dir_fd):
-        for entry in sorted((*dirs, *files)):
-            st = os.stat(entry, dir_fd=fd, follow_symlinks=False)
-            yield (f"{top}/{entry}", st.st_dev, st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+class _NotWatched:
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+NOT_WATCHED = _NotWatched()
+
+
+def noting(snapshots: list[Snapshot], paths: tuple[ResolvedPath, ...], *, whole: bool, moving: bool = False, arrived: bool = False) -> _Noting | _NotWatched:
+    """Before a primitive of the call changes ``paths`` (their locks held): each watched one is
+    saved by the call's first snapshot that has it or watches it (``whole``: a directory there may
+    go as a whole). The ``with`` block around the change then notes what it left. ``moving``: a
+    rename, ``paths`` its source and destination; ``arrived``: a tree may arrive whole (a copy)."""
+    if not snapshots:
+        return NOT_WATCHED
+    items: list[tuple[Snapshot, list[ResolvedPath]] | None] = []
+    for p in paths:
+        owner = next((s for s in snapshots if p.path in s._records), None) or next((s for s in snapshots if s._covers(p.path)), None)
+        items.append(None if owner is None else (owner, owner._before(p, whole)))
+    if not any(items):
+        return NOT_WATCHED
+    return _Noting(items, moving, arrived)
+
+
+def _is_dir(node: object) -> bool:
+    return isinstance(node, tuple) and node[0] == "d"
+
+
+def _below(records: dict[Path, _Record], path: Path) -> list[Path]:
+    """The recorded paths strictly below ``path`` (compared as text: a scan of every record)."""
+    prefix = str(path).rstrip("/") + "/"
+    return [q for q in records if str(q).startswith(prefix)]
 
 
 def _names(dir_fd: int, name: str) -> list[str]:

@@ -21,13 +21,14 @@ STAGING_PREFIX = ".fsmcp-extract-"
 
 
 def extract_archive(args: ExtractInput, ctx: ToolContext) -> ToolResult:
+    kept: list[str] = []
     try:
-        return _extract(args, ctx)
+        return _extract(args, ctx, kept)
     except ToolError as exc:
-        raise ToolError(exc.code, f"{exc.message}; nothing was extracted", exc.details) from None
+        raise ToolError(exc.code, f"{exc.message}; nothing was extracted{''.join(kept)}", exc.details) from None
 
 
-def _extract(args: ExtractInput, ctx: ToolContext) -> ToolResult:
+def _extract(args: ExtractInput, ctx: ToolContext, kept: list[str]) -> ToolResult:
     limits = Limits.of(ctx.options)
     archive = ctx.fs.resolve(args.archive, Access.READ)
     dest = ctx.fs.resolve(args.destination, Access.WRITE)
@@ -59,7 +60,7 @@ def _extract(args: ExtractInput, ctx: ToolContext) -> ToolResult:
         target = plan(ctx, dest.path, dest_kind is not None, judged)
         target.check(args.overwrite)
         progress.start("extracting", len(members) + total)
-        _carry_out(ctx, reader, target, judged, progress, Tally(limits, label), dest_kind is None)
+        _carry_out(ctx, reader, target, judged, progress, Tally(limits, label), kept)
         progress.send()
     return _report(label, reader.format, target, judged, total, ctx.budget, left_out)
 
@@ -79,29 +80,25 @@ def _unprotected(ctx: ToolContext, dest: Path, judged: list[Judged]) -> tuple[li
     return kept, left_out
 
 
-def _carry_out(ctx: ToolContext, reader: Reader, target: Plan, judged: list[Judged], progress: Progress, tally: Tally, create: bool) -> None:
-    """All of it or, on any failure or cancellation, none: the destination is put back as it was."""
+def _carry_out(ctx: ToolContext, reader: Reader, target: Plan, judged: list[Judged], progress: Progress, tally: Tally, kept: list[str]) -> None:
+    """All of it or, on any failure or cancellation, none: what the call changed is taken back
+    (``kept`` gains the sentence naming what another call changed meanwhile, which stays)."""
     dest = target.dest
-    # Only what is replaced is saved; what is added is taken away again, and nothing else is
-    # touched: a path someone else creates meanwhile survives a rollback.
-    snapshot = ctx.fs.snapshot([str(dest)] if create else [str(dest / rel) for rel in target.conflicts])
-    staging: Path | None = None
-    added: list[str] = []
+    # The snapshot saves each path as the extraction changes it and takes back only those
+    # changes: a path someone else creates meanwhile, even in a directory made here, survives.
+    snapshot = ctx.fs.snapshot([str(dest)])
     try:
         ctx.fs.mkdir(str(dest))
         staging = dest / f"{STAGING_PREFIX}{secrets.token_hex(6)}"
         ctx.fs.mkdir(str(staging), parents=False)
         _stage(ctx, reader, staging, judged, progress, tally)
-        place(ctx, staging, target, added)
+        place(ctx, staging, target)
         set_directory_modes(ctx, target, judged)
         ctx.fs.remove(str(staging), recursive=True)
     except BaseException:
-        for path in [*added, *([str(staging)] if staging else [])]:
-            try:
-                ctx.fs.remove(path, recursive=True)
-            except ToolError:
-                pass  # already gone, or never made
         snapshot.restore()
+        if snapshot.kept:
+            kept.append(", " + snapshot.kept_note())
         raise
     snapshot.discard()
 

@@ -91,12 +91,10 @@ def plan(ctx: ToolContext, dest: Path, exists: bool, judged: list[Judged]) -> Pl
     return out
 
 
-def place(ctx: ToolContext, staging: Path, target: Plan, added: list[str]) -> None:
-    """Move every staged topmost path into the destination; ``added`` gains each new one."""
+def place(ctx: ToolContext, staging: Path, target: Plan) -> None:
+    """Move every staged topmost path into the destination."""
     for rel, replaces in sorted(target.placements.items()):
         ctx.fs.rename(str(staging / rel), str(target.dest / rel), overwrite=replaces)
-        if not replaces:
-            added.append(str(target.dest / rel))
 
 
 def set_directory_modes(ctx: ToolContext, target: Plan, judged: list[Judged]) -> None:

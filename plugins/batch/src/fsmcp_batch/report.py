@@ -91,6 +91,8 @@ def _data(run: Run, entries: list[dict[str, Any]]) -> dict[str, Any]:
         data["rollbackFailures"] = run.rollback_failures
     if run.kept:
         data["keptByOthers"] = run.kept
+    if run.stayed:
+        data["keptMoved"] = [{"path": path, "heldBefore": source} for path, source in run.stayed.items()]
     return data
 
 
@@ -129,6 +131,11 @@ def _summary(run: Run) -> str:
             f"and before the rollback, so {'it was' if one else 'they were'} left as that call left {'it' if one else 'them'} "
             "(putting back what was there before would have destroyed that change). "
             "Read them to decide what they should hold; list_changes shows who changed them."
+            + "".join(
+                f" {path} was left where this batch had moved {source}: it holds what {source} held before the batch "
+                "(its only copy); move it back or keep it, as you decide."
+                for path, source in run.stayed.items()
+            )
         )
     if run.rolled_back:
         undone = f"the changes of {_operations(changed)} were undone" if changed else "no operation had changed anything"

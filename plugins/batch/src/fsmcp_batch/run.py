@@ -45,6 +45,8 @@ class Run:
         self.rollback_failures: list[str] = []
         self.kept: list[str] = []
         """Paths the rollback left as another call wrote them after this batch's step had changed them."""
+        self.stayed: dict[str, str] = {}
+        """Paths the rollback left where the batch had moved a kept path's content: each holds what that path held."""
         self._finished = 0
 
     @property
@@ -112,14 +114,9 @@ class Run:
         if self.transactional and not step.read_only:
             outcome = await self._save(step)
         if outcome is None:
-            saved = self.transactional and not step.read_only
-            if saved:
-                await anyio.to_thread.run_sync(self._before)
             # Each step cuts its own output to its share, keeping its own "how to get the rest".
             share = max(1000, self.ctx.budget // len(self.steps))
             outcome = await self.ctx.run_tool(step.name, step.arguments, budget=share)
-            if saved:
-                await anyio.to_thread.run_sync(self._left)
         self.outcomes[step.number - 1] = outcome
         self._finished += 1
         await self.ctx.aprogress(self._finished, len(self.steps), f"{step.name} (operation {step.number})")
@@ -139,21 +136,6 @@ class Run:
         self.saved.append((step, snapshot))
         return None
 
-    # What each step left, so that a rollback puts back only what nobody else changed since: the
-    # step's own paths once it ran, and the earlier steps' paths it touched (noted as changed by
-    # someone else when they moved since, before the step ran).
-    def _before(self) -> None:
-        near = self.saved[-1][1].paths()
-        for _, snapshot in self.saved[:-1]:
-            snapshot.before(near)
-
-    def _left(self) -> None:
-        latest = self.saved[-1][1]
-        near = latest.paths()
-        latest.left()
-        for _, snapshot in self.saved[:-1]:
-            snapshot.left(near)
-
     async def _roll_back(self, settle: bool = False) -> None:
         if not self.saved:
             return
@@ -165,16 +147,21 @@ class Run:
             # In this thread, not awaited before it: cancelled again, the rollback still waits.
             self.ctx.settle()
         failures = []
+        # Each step's snapshot noted what the step left, under the step's locks; what someone else
+        # changed since, in any of them, is left as they left it by every one.
         kept: set[Path] = set()
         for _, snapshot in self.saved:
             kept |= snapshot.changed()
-        self.kept = sorted(str(path) for path in kept)
+        left: set[Path] = set()
         for step, snapshot in reversed(self.saved):
             try:
                 snapshot.restore(kept)
             except OSError as exc:
                 # Its copies stay in the temporary directory: the only place the old bytes still are.
                 failures.append(f"operation {step.number} ({step.name}): {exc}")
+            left.update(snapshot.kept)
+            self.stayed.update({str(path): str(source) for path, source in snapshot.stayed.items()})
+        self.kept = sorted(str(path) for path in left | kept)
         return failures
 
     def _discard(self) -> None:

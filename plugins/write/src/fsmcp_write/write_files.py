@@ -34,6 +34,8 @@ def write_files(args: WriteFilesInput, ctx: ToolContext) -> ToolResult:
     except BaseException as exc:
         snapshot.restore()
         if isinstance(exc, ToolError) and done:
+            if snapshot.kept:
+                raise ToolError(exc.code, f"{exc.message}. The {len(done)} file(s) written before it were put back, {snapshot.kept_note()}", exc.details) from None
             raise ToolError(exc.code, f"{exc.message}. The {len(done)} file(s) written before it were put back; nothing was changed", exc.details) from None
         raise
     snapshot.discard()
