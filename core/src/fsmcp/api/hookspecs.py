@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from ..paths.consent import Refusal
     from .errors import ToolError
     from ..paths.fs import FileSystem
-    from .results import ToolResult
+    from .tools import ToolResult
     from ..paths.roots import Access, ResolvedPath, RootSet
     from ..run.runner import Around, ToolCall
     from .tools import Tool

@@ -26,8 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..api.errors import ErrorCode, ToolError
-from ..api.names import echoed, shown
-from .roots import Access, ResolvedPath
+from .roots import Access, ResolvedPath, echoed, shown
 
 log = logging.getLogger("fsmcp")
 

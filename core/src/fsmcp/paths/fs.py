@@ -3,7 +3,7 @@
 Every primitive takes a raw path string (resolved here with the access it needs) or a
 :class:`ResolvedPath` the host made earlier, so the path policy runs for every operation. Then
 it acts through descriptors: the path is walked again from its root's open descriptor, one
-directory at a time and never through a symbolic link (:mod:`fsmcp.paths.confine`), and the
+directory at a time and never through a symbolic link (:mod:`fsmcp.paths.roots`), and the
 operation names only the last component relative to its parent's descriptor. A link swapped
 in between the policy's answer and the use cannot lead out of the roots.
 """
@@ -23,12 +23,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 from . import consent, dirfd, temporaries
-from .confine import MAX_HOPS, Confinement, Created, Place, loop_error
+from .roots import MAX_HOPS, Access, Confinement, Created, Place, ResolvedPath, loop_error, shown
 from ..api.errors import ErrorCode, OffLoop, ToolError
 from .guard import Guard
-from ..api.names import shown
 from .policy import PathPolicy
-from .roots import Access, ResolvedPath
 from .snapshot import Snapshot
 from .temporaries import temp_name
 

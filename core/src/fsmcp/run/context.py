@@ -20,8 +20,7 @@ if TYPE_CHECKING:
     from ..api.journal import JournalView
     from ..builtin.journal import Journal
     from ..paths.roots import ResolvedPath
-    from ..api.results import ToolResult
-    from ..api.tools import Tool
+    from ..api.tools import Tool, ToolResult
 
 ProgressSender = Callable[[float, float | None, str | None], Awaitable[None]]
 ToolRunner = Callable[..., Awaitable["ToolResult | ToolError"]]

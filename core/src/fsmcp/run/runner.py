@@ -39,9 +39,8 @@ from ..paths.fs import os_error
 from ..paths.policy import NoPolicy
 from ..paths.guard import Session, current_session, expect_version, in_session
 from ..api.invalid import describe_invalid
-from ..api.results import Text, ToolResult
 from ..paths.roots import ResolvedPath
-from ..api.tools import Tool
+from ..api.tools import Text, Tool, ToolResult
 from .workers import WORKERS
 
 if TYPE_CHECKING:
