@@ -279,7 +279,8 @@ class FileSystem:
         with _mapped(p):
             fd, st = self._final(p, lambda dfd, name: _open_regular_stat(p, dfd, name, os.O_RDONLY))
             try:
-                consent.opened(p.path, st)
+                if (asked := consent.CURRENT.get()) is not None:
+                    asked.opened(p.path, st)
                 call = self.call
                 if call.on_loop:
                     call.loop_bytes += st.st_size

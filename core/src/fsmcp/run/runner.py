@@ -31,6 +31,7 @@ import anyio
 from pydantic import BaseModel, ValidationError
 from pydantic.alias_generators import to_camel
 
+from ..builtin.consent import NAME as CONSENT
 from ..paths.change import ORDER, Change
 from .context import ProgressSender, ToolContext
 from ..api.audit import noting
@@ -101,6 +102,9 @@ class CallRunner:
         self.in_flight: set[ToolContext] = set()
         """Calls whose tool is still running, including abandoned workers of cancelled calls."""
         self._around = HotHook(host.pm.hook.fsmcp_around_call)
+        # Consent wraps only a call whose client can be asked: the others do not enter it.
+        consent = host.pm.get_plugin(CONSENT)
+        self._around_unasked = self._around if consent is None else HotHook(host.pm.subset_hook_caller("fsmcp_around_call", [consent]))
         # The formatter is the server's, chosen once: by the hook's contract only the one the
         # format setting names answers (an empty result, as the host's start-up probe asks).
         settings = host.settings
@@ -127,7 +131,7 @@ class CallRunner:
         with in_session(session) as client:
             if not_now is None:
                 call = ToolCall(name, arguments, tool, client.id, asking)
-                arounds = self._around(call=call, settings=self.host.settings)
+                arounds = (self._around if asking is not None else self._around_unasked)(call=call, settings=self.host.settings)
                 on_loop = True
             else:
                 call, arounds, on_loop = not_now.call, not_now.arounds, not_now.on_loop
@@ -171,7 +175,7 @@ class CallRunner:
             return None  # quick means a plain function: an async one is awaited by call()
         with in_session(session) as client:
             call = ToolCall(name, arguments, tool, client.id, None)
-            if arounds := self._around(call=call, settings=self.host.settings):
+            if arounds := self._around_unasked(call=call, settings=self.host.settings):
                 return NotNow(call, arounds, True)
             prepared = self._prepare(tool, arguments, None, None, None)
             if isinstance(prepared, ToolError):
