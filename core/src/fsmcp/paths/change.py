@@ -173,6 +173,7 @@ class Order:
             with self._cond:
                 if call in self._programs or (not self._waiting and self._changes <= {change}):
                     self._programs[call] = self._programs.get(call, 0) + 1
+                    call.ordered = True  # the host calls ended(call) when the call ends
                     return
             await anyio.sleep(WAIT)
 

@@ -243,7 +243,11 @@ class CallRunner:
         self, tool: Tool, arguments: dict[str, Any] | None, send_progress: ProgressSender | None, budget: int | None,
         caller: ToolContext | None,
     ) -> tuple[Any, ToolContext, bool] | ToolError:
-        """The validated arguments, the call's context, and whether the call's change is its own."""
+        """The validated arguments, the call's context, and whether the call's change is its own.
+
+        A read-only tool's call changes nothing: it has no change (``ctx.change`` is None) and no
+        change hook is entered for it, unless another call runs it (a batch's step adds to its
+        caller's change)."""
         try:
             args = tool.input_model.model_validate(arguments if arguments is not None else {})
         except ValidationError as exc:
@@ -251,12 +255,15 @@ class CallRunner:
         host = self.host
         # A tool another one runs (a batch's step) adds to its caller's change.
         change = caller.change if caller is not None and caller.change is not None else None
+        own = change is None
+        if own and not tool.annotations.read_only:
+            change = Change(tool.name, current_session().id, self._announce, host.path_policy.is_protected)
         ctx = ToolContext(
             fs=host.fs, settings=host.settings, tool=tool, tools=host.tools, send_progress=send_progress, run_tool=self.run,
-            budget=budget, change=change or Change(tool.name, current_session().id, self._announce, host.path_policy.is_protected), journal=host.journal,
+            budget=budget, change=change, journal=host.journal,
             protected=host.path_policy.protected, is_protected=host.path_policy.is_protected, unknown_tool=lambda name: host.unknown_tool(name, offers=False),
         )
-        return args, ctx, change is None
+        return args, ctx, own
 
     def _on_loop(self, function: Callable[..., Any], args: Any, ctx: ToolContext, own: bool) -> Any:
         """A plain tool's steps on the event loop; raises :class:`OffLoop` when the call is to run in a worker."""
@@ -284,6 +291,7 @@ class CallRunner:
     async def _steps(self, function: Callable[..., Any], args: Any, ctx: ToolContext, own: bool, road: _Road) -> Any:
         """Guard, ``expectedVersion``, the tool, the change finished: every call's steps, once."""
         self.in_flight.add(ctx)
+        own = own and ctx.change is not None  # a read-only call's: nothing to finish
         try:
             try:
                 with self.host.guard.call(not ctx.tool.annotations.read_only, ctx):
@@ -298,7 +306,8 @@ class CallRunner:
                 out = _noted(out, await road.blocking(self._finish, ctx.change, False))
             return out
         finally:
-            ORDER.ended(ctx)
+            if ctx.ordered:
+                ORDER.ended(ctx)
             if own and not ctx.change.paths:
                 ORDER.changed(ctx.change)  # waited its turn (a snapshot), announced nothing: no _finish
             self.in_flight.discard(ctx)
