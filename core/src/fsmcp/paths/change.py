@@ -85,7 +85,8 @@ class Change:
                     new.append(p)
             if new:
                 self.paths.extend(new)
-                audit.changed(str(p.path) for p in new)
+                if (audited := audit.CHANGED.get()) is not None:
+                    audited.extend(str(p.path) for p in new)
                 self._announce(self, new, call)
 
     def order(self, paths: Iterable[ResolvedPath], *, tree: bool = True, call: Any = None) -> None:

@@ -239,11 +239,9 @@ class FileSystem:
 
     def born(self, path: PathArg) -> int | None:
         """When the entry at ``path`` (a link itself, not followed) was made, in ns since the epoch; None where unknown."""
-        from .birth import birth_ns  # ctypes, loaded only by the few calls that ask
-
         p = self.resolve(path, Access.READ, follow_links=False)
         with _mapped(p):
-            return self._final(p, birth_ns)
+            return self._final(p, dirfd.birth_ns)
 
     def kind(self, path: PathArg, *, follow_links: bool = True) -> str | None:
         """``file``, ``directory``, ``symlink``, ``other``, or None when nothing is there."""
