@@ -271,15 +271,6 @@ class RootSet:
             raw = os.path.join(self.workspace, raw)
         return raw
 
-    def confine(self, raw: str, access: Access, follow_links: bool = True, *, require_workspace: bool = False) -> ResolvedPath:
-        """The default policy: the real path must lie inside a usable root, component by component.
-
-        With ``require_workspace`` (the ``require_workspace`` setting) every path is refused
-        until ``set_workspace`` has chosen the workspace for this client.
-        """
-        self.check_usable(require_workspace=require_workspace)
-        return self._confine(raw, access, follow_links)
-
     def check_usable(self, *, require_workspace: bool = False) -> None:
         """Refuse every path when no root is usable, or a workspace is required and not chosen."""
         view = self.view
@@ -292,7 +283,11 @@ class RootSet:
                 "with a directory inside " + ", ".join(str(r.path) for r in view.roots),
             )
 
-    def _confine(self, raw: str, access: Access, follow_links: bool) -> ResolvedPath:
+    def confine(self, raw: str, access: Access, follow_links: bool = True) -> ResolvedPath:
+        """The default policy: the real path must lie inside a usable root, component by component.
+
+        Before any policy answers, the host has refused every path where no root is usable or a
+        workspace is required and not chosen (:meth:`check_usable`)."""
         absolute = self.absolute(raw)
         text = self._real_text(absolute, follow_links)
         root = _containing(text, self.roots)
@@ -312,7 +307,7 @@ class RootSet:
         view = self.view
         if view.refusal:
             raise ToolError(ErrorCode.ACCESS_DENIED, view.refusal)
-        real = self._confine(raw, Access.READ, True).path
+        real = self.confine(raw, Access.READ, True).path
         if not real.exists():
             raise ToolError(ErrorCode.NOT_FOUND, f"{echoed(raw)} does not exist; give an existing directory (create_directory makes one)")
         if not real.is_dir():
