@@ -45,7 +45,7 @@ from ..api.tools import Text, Tool, ToolResult
 from .workers import WORKERS
 
 if TYPE_CHECKING:
-    from pluggy import HookCaller
+    from pluggy import HookCaller, PluginManager
 
     from ..paths.consent import Consent
     from .host import Host
@@ -104,7 +104,7 @@ class CallRunner:
         self._around = HotHook(host.pm.hook.fsmcp_around_call)
         # Consent wraps only a call whose client can be asked: the others do not enter it.
         consent = host.pm.get_plugin(CONSENT)
-        self._around_unasked = self._around if consent is None else HotHook(host.pm.subset_hook_caller("fsmcp_around_call", [consent]))
+        self._around_unasked = self._around if consent is None else HotHook(host.pm.hook.fsmcp_around_call, without=consent, pm=host.pm)
         # The formatter is the server's, chosen once: by the hook's contract only the one the
         # format setting names answers (an empty result, as the host's start-up probe asks).
         settings = host.settings
@@ -444,8 +444,13 @@ def _noted(out: Any, notes: list[str]) -> Any:
 
 
 class HotHook:
-    def __init__(self, caller: HookCaller):
+    """Calls ``caller``'s implementations as described above; with ``without``, every one but that
+    plugin's (``pm``: the plugin manager, whose caller of the others answers when a wrapper is among them)."""
+
+    def __init__(self, caller: HookCaller, *, without: object = None, pm: PluginManager | None = None):
         self._caller = caller
+        self._without = without
+        self._through_pluggy = caller if pm is None else pm.subset_hook_caller(caller.name, [without])
         self._first = bool(caller.spec and caller.spec.opts.get("firstresult"))
         self._known: tuple[list[Any], list[tuple[Any, Any]] | None] = ([], None)
         """The implementations last seen, and how to call them (None: through pluggy); one
@@ -456,10 +461,10 @@ class HotHook:
         seen, plan = self._known
         if impls != seen:
             plain = not any(i.hookwrapper or i.wrapper for i in impls)
-            plan = [(i.function, _arguments(i.argnames)) for i in reversed(impls)] if plain else None
+            plan = [(i.function, _arguments(i.argnames)) for i in reversed(impls) if i.plugin is not self._without] if plain else None
             self._known = impls, plan
         if plan is None:
-            return self._caller(**kwargs)
+            return self._through_pluggy(**kwargs)
         answers = []
         for function, arguments in plan:
             answer = function(*arguments(kwargs))
