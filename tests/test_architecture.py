@@ -201,7 +201,7 @@ fsmcp.truncate(text, 10, "")
 
 # What ToolContext carries for the host that runs the call (the change it announces paths to,
 # the cancellation it marks, the bytes a quick call read): no tool has a use for it.
-HOST_SIDE = {"change", "running", "done", "cancel", "loop_bytes"}
+HOST_SIDE = {"change", "running", "done", "cancel", "loop_bytes", "ordered"}
 
 
 def _public_members(cls: type) -> set[str]:

@@ -21,9 +21,8 @@ from pathlib import Path
 
 import anyio
 import pytest
-from fsmcp.paths import restore
-from fsmcp.builtin.journal import Journal
-from fsmcp.paths.roots import Access, ResolvedPath, Root
+from fsmcp.api.config import build_settings
+from fsmcp.paths import restore, state
 from fsmcp.testing import ToolCalls, serve_stdio, tree_of
 
 pytestmark = pytest.mark.anyio
@@ -104,16 +103,17 @@ async def test_home_through_a_link_is_compared_by_its_real_path(tmp_path: Path):
     assert f"the change journal {real / '.local/state/fsmcp/journal'} lies inside the root {real}" in stderr
 
 
-def test_the_veto_compares_real_paths_whatever_spelling_the_journal_was_given(tmp_path: Path):
-    # Behind the start-up refusal: no root holds the journal, and if one did, its real path is refused.
+def test_the_start_compares_real_paths_whatever_spelling_the_journal_was_given(tmp_path: Path):
+    # No path a tool resolves can reach the journal: the start refuses a root that holds it or
+    # that it holds, by real paths, so a root never meets it (and the journal vetoes no path).
     (tmp_path / "real").mkdir()
     (tmp_path / "link").symlink_to(tmp_path / "real")
-    journal = Journal(tmp_path / "link" / "j", 1 << 20, 10)
-    root = Root(tmp_path / "real", False)
-    inside = ResolvedPath(tmp_path / "real" / "j" / "changes" / "x", root, Access.READ, True)
-    assert journal.fsmcp_check_path(inside)
-    assert journal.fsmcp_check_path(ResolvedPath(tmp_path / "real" / "j", root, Access.READ, True))
-    assert journal.fsmcp_check_path(ResolvedPath(tmp_path / "real" / "jj", root, Access.READ, True)) is None
+    settings = build_settings({}, {"journal": str(tmp_path / "link" / "j")})
+    with pytest.raises(ValueError, match="lies inside the root"):
+        state.prepare(settings, [tmp_path / "real"])
+    with pytest.raises(ValueError, match="lies inside the change journal"):
+        state.prepare(settings, [tmp_path / "real" / "j" / "changes"])
+    state.prepare(settings, [tmp_path / "real" / "jj"])  # a neighbour by name only
 
 
 # -- entries planted or damaged ---------------------------------------------------------------------

@@ -14,7 +14,7 @@ import pytest
 from fsmcp import DESTRUCTIVE, READ_ONLY, Tool, ToolInput, hookimpl
 from fsmcp.paths.fs import QUICK_BYTES
 from fsmcp.run.host import HostError
-from fsmcp.paths.mounts import RECHECK, LocalRoots, all_local, mount_table
+from fsmcp.paths.roots import RECHECK, LocalRoots, all_local, mount_table
 from fsmcp.testing import connect, host_for, text_of
 
 pytestmark = pytest.mark.anyio

@@ -13,9 +13,9 @@ from .api import __version__  # noqa: F401  (the distribution reads it there: co
 
 _EXPORTS = {
     "audit_note": ("api.audit", "note"),
-    "fair_shares": ("api.budget", "fair_shares"),
-    "number_runs": ("api.budget", "number_runs"),
-    "truncate": ("api.budget", "truncate"),
+    "fair_shares": ("api.tools", "fair_shares"),
+    "number_runs": ("api.tools", "number_runs"),
+    "truncate": ("api.tools", "truncate"),
     "Change": ("paths.change", "Change"),
     "options_error": ("api.config", "options_error"),
     "plugin_options": ("api.config", "plugin_options"),
@@ -42,12 +42,12 @@ _EXPORTS = {
     "JournalRecord": ("api.journal", "JournalRecord"),
     "JournalView": ("api.journal", "JournalView"),
     "json_text": ("api.jsontext", "dumps"),
-    "shown_name": ("api.names", "shown"),
+    "shown_name": ("paths.roots", "shown"),
     "protected_note": ("paths.protected", "protected_note"),
     "lines_withheld": ("paths.protected", "lines_withheld"),
-    "Blob": ("api.results", "Blob"),
-    "Text": ("api.results", "Text"),
-    "ToolResult": ("api.results", "ToolResult"),
+    "Blob": ("api.tools", "Blob"),
+    "Text": ("api.tools", "Text"),
+    "ToolResult": ("api.tools", "ToolResult"),
     "Access": ("paths.roots", "Access"),
     "ResolvedPath": ("paths.roots", "ResolvedPath"),
     "Root": ("paths.roots", "Root"),
@@ -70,7 +70,6 @@ __all__ = [*_EXPORTS, "__version__"]
 
 if TYPE_CHECKING:
     from .api.audit import note as audit_note
-    from .api.budget import fair_shares, number_runs, truncate
     from .paths.change import Change
     from .api.config import Settings, options_error, plugin_options
     from .paths.consent import Refusal
@@ -85,12 +84,11 @@ if TYPE_CHECKING:
     from .api.invalid import describe_invalid
     from .api.journal import JournalEntry, JournalRecord, JournalView
     from .api.jsontext import dumps as json_text
-    from .api.names import shown as shown_name
     from .paths.protected import lines_withheld, protected_note
-    from .api.results import Blob, Text, ToolResult
     from .paths.roots import Access, ResolvedPath, Root, RootSet, RootsView
+    from .paths.roots import shown as shown_name
     from .run.runner import ToolCall
-    from .api.tools import CREATES, DESTRUCTIVE, OVERWRITES, READ_ONLY, Annotations, Tool, ToolInput
+    from .api.tools import CREATES, DESTRUCTIVE, OVERWRITES, READ_ONLY, Annotations, Blob, Text, Tool, ToolInput, ToolResult, fair_shares, number_runs, truncate
 
 
 def __getattr__(name: str) -> Any:

@@ -16,7 +16,7 @@ import json
 import os
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import datetime, timezone
@@ -30,7 +30,9 @@ SHORT = 40
 MAX_PATHS = 100
 
 _notes: ContextVar[dict[str, Any] | None] = ContextVar("fsmcp_audit_notes", default=None)
-_changed: ContextVar[list[str] | None] = ContextVar("fsmcp_audit_changed", default=None)
+CHANGED: ContextVar[list[str] | None] = ContextVar("fsmcp_audit_changed", default=None)
+"""The paths the call in progress changes, for its line's ``paths``; None without an audit log
+(a change adds its paths to the list it finds here)."""
 
 
 def note(**fields: Any) -> None:
@@ -46,21 +48,14 @@ def note(**fields: Any) -> None:
 
 @contextmanager
 def noting(notes: dict[str, Any], changes: list[str]) -> Iterator[None]:
-    """Where :func:`note` and :func:`changed` add to, for the code of one call (the call runner
+    """Where :func:`note` and a change (:data:`CHANGED`) add to, for the code of one call (the call runner
     enters it around a wrapped call, and again in the task that runs the call itself)."""
-    token, changes_token = _notes.set(notes), _changed.set(changes)
+    token, changes_token = _notes.set(notes), CHANGED.set(changes)
     try:
         yield
     finally:
         _notes.reset(token)
-        _changed.reset(changes_token)
-
-
-def changed(paths: Iterable[str]) -> None:
-    """Paths the call in progress changes, for its line's ``paths`` (a no-op without an audit log)."""
-    found = _changed.get()
-    if found is not None:
-        found.extend(paths)
+        CHANGED.reset(changes_token)
 
 
 def summary(value: Any) -> dict[str, Any]:

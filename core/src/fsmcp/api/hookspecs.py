@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from ..paths.consent import Refusal
     from .errors import ToolError
     from ..paths.fs import FileSystem
-    from .results import ToolResult
+    from .tools import ToolResult
     from ..paths.roots import Access, ResolvedPath, RootSet
     from ..run.runner import Around, ToolCall
     from .tools import Tool
@@ -156,7 +156,9 @@ def fsmcp_around_call(call: ToolCall, settings: Settings) -> Around | None:
     :class:`fsmcp.ToolError` it met, which the host then formats. ``around`` may await ``run()``
     more than once (consent runs the call again with the paths the user allowed), or not at all
     and answer with a :class:`fsmcp.ToolError` itself. The host's audit log (``fsmcp.audit``)
-    and consent (``fsmcp.consent``) are such wrappers.
+    and consent (``fsmcp.consent``) are such wrappers. The plugin named ``fsmcp.consent`` (the
+    host's, or one that replaces it) is asked only for a call whose ``asking`` is not None: a
+    call whose user cannot be asked does not enter it.
 
     The implementation pluggy calls first is the outermost: the audit log (``tryfirst``,
     registered after every other plugin) sees the call once, whatever happens inside; consent (``trylast``) is next to the tool, so that

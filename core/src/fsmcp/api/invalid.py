@@ -95,33 +95,29 @@ def _say(errs: list[dict[str, Any]]) -> str:
     return f"{_shown(errs[0]['input'])} is not a value it takes"
 
 
+_BOUNDS = {
+    "greater_than_equal": "{ge} or more",
+    "greater_than": "more than {gt}",
+    "less_than_equal": "at most {le}",
+    "less_than": "less than {lt}",
+    "multiple_of": "a multiple of {multiple_of}",
+    "string_too_short": "at least {min_length} characters long",
+    "string_too_long": "at most {max_length} characters long",
+    "string_pattern_mismatch": "text matching {pattern}",
+    "too_short": "a list of at least {min_length} items",
+    "too_long": "a list of at most {max_length} items",
+}
+"""What a value of the right kind must also be, by pydantic's error type, from the error's ``ctx``."""
+
+
 def _bound(err: dict[str, Any]) -> str | None:
     """What a value of the right kind must also be, or None for an error that is no bound."""
     kind = err["type"]
     ctx = {k: int(v) if isinstance(v, float) and v.is_integer() else v for k, v in (err.get("ctx") or {}).items()}
-    if kind == "greater_than_equal":
-        return f"{ctx['ge']} or more"
-    if kind == "greater_than":
-        return f"more than {ctx['gt']}"
-    if kind == "less_than_equal":
-        return f"at most {ctx['le']}"
-    if kind == "less_than":
-        return f"less than {ctx['lt']}"
-    if kind == "multiple_of":
-        return f"a multiple of {ctx['multiple_of']}"
-    if kind == "string_too_short":
-        return f"at least {ctx['min_length']} characters long"
-    if kind == "string_too_long":
-        return f"at most {ctx['max_length']} characters long"
-    if kind == "string_pattern_mismatch":
-        return f"text matching {ctx['pattern']}"
-    if kind == "too_short":
-        return f"a list of at least {ctx['min_length']} items"
-    if kind == "too_long":
-        return f"a list of at most {ctx['max_length']} items"
     if kind in ("literal_error", "enum"):
         return f"one of {ctx['expected'].replace(' or ', ', ')}"
-    return None
+    template = _BOUNDS.get(kind)
+    return None if template is None else template.format(**ctx)
 
 
 def _shown(value: Any) -> str:

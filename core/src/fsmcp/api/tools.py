@@ -1,4 +1,5 @@
-"""The definition a plugin registers for each tool, and the base model for tool arguments."""
+"""A tool as a plugin defines it: its definition, the base model of its arguments, what it returns,
+and the output budget that holds what it returns."""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ from pydantic.alias_generators import to_camel
 
 if TYPE_CHECKING:
     from ..run.context import ToolContext
-    from .results import ToolResult
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ class Tool:
     """A tool as a plugin registers it.
 
     ``function(args, ctx)`` receives the validated ``input_model`` instance and a
-    :class:`~fsmcp.run.context.ToolContext`; it returns a :class:`~fsmcp.api.results.ToolResult` or a
+    :class:`~fsmcp.run.context.ToolContext`; it returns a :class:`~fsmcp.api.tools.ToolResult` or a
     plain string, or raises :class:`~fsmcp.api.errors.ToolError`. A plain function runs in a worker
     thread; an ``async def`` runs on the event loop. ``function`` may also be a
     ``"module:name"`` string, imported at the tool's first call, so that what a tool needs to
@@ -112,7 +112,7 @@ class Tool:
     quick: bool = False
     """A plain, read-only tool whose usual call is a moment's work (metadata, a small file): the
     host runs it on the event loop, sparing the hand-off to a worker thread and back, while every
-    root lies on a local file system (:mod:`fsmcp.paths.mounts`). There the host's primitives stop it
+    root lies on a local file system (:mod:`fsmcp.paths.roots`). There the host's primitives stop it
     when the work turns out larger (a file over :data:`fsmcp.paths.fs.QUICK_BYTES`, a listing),
     and the host runs it again from the start in a worker thread, so it must change nothing."""
     plugin: str = field(default="", compare=False)
@@ -163,6 +163,90 @@ class Tool:
         )
         return listing
 
+
+# -- what a tool returns: typed parts that a formatter turns into MCP content ----------------
+
+
+@dataclass(frozen=True)
+class Text:
+    text: str
+
+
+@dataclass(frozen=True)
+class Blob:
+    """Binary content. Formatters send ``image/*`` as an image and anything else as a resource."""
+
+    data: bytes
+    mime_type: str
+    uri: str | None = None
+
+
+Part = Text | Blob
+
+
+@dataclass
+class ToolResult:
+    """A tool's answer: the parts the model reads and, optionally, the same facts as data.
+
+    ``data`` is what the json formatter puts under ``"data"`` and what becomes
+    ``structuredContent`` for tools that declare an output model; the text parts are what the
+    text formatter sends.
+    """
+
+    parts: list[Part] = field(default_factory=list)
+    data: Any = None
+
+    @classmethod
+    def text(cls, text: str, data: Any = None) -> ToolResult:
+        return cls([Text(text)], data)
+
+
+# -- the output budget: one cap on the text a result carries, and truncation that says so ----
+
+
+def truncate(text: str, limit: int, how_to_continue: str) -> tuple[str, bool]:
+    """Cut ``text`` to at most ``limit`` characters at a line boundary, with a notice.
+
+    The notice names how much was shown and ``how_to_continue`` (an offset, a ``startLine``,
+    a narrower path or glob). Returns the text and whether it was cut.
+    """
+    if len(text) <= limit:
+        return text, False
+    notice_room = min(len(how_to_continue) + 120, limit // 2)
+    cut = text.rfind("\n", 0, limit - notice_room)
+    if cut <= 0:
+        cut = limit - notice_room
+    shown = text[:cut]
+    notice = (
+        f"\n[truncated: showed {len(shown):,} of {len(text):,} characters "
+        f"(output budget {limit:,}). {how_to_continue}]"
+    )
+    return shown + notice, True
+
+
+def fair_shares(needs: list[int], total: int) -> list[int]:
+    """Split ``total`` characters max-min fairly: none gets more than it needs, the rest share evenly.
+
+    For results made of several parts (several files, several batch steps) held to one budget.
+    """
+    shares = [0] * len(needs)
+    left, count = max(total, 0), len(needs)
+    for i in sorted(range(len(needs)), key=needs.__getitem__):
+        shares[i] = min(needs[i], left // count)
+        left -= shares[i]
+        count -= 1
+    return shares
+
+
+def number_runs(numbers: list[int]) -> str:
+    """Ascending numbers compactly: ``1, 2, 3, 5`` as ``1-3, 5`` (hunks, operations, lines)."""
+    runs: list[list[int]] = []
+    for n in numbers:
+        if runs and n == runs[-1][-1] + 1:
+            runs[-1].append(n)
+        else:
+            runs.append([n])
+    return ", ".join(str(r[0]) if len(r) == 1 else f"{r[0]}-{r[-1]}" for r in runs)
 
 def _compact(schema: Any, optional_is_absent: bool = True) -> None:
     """A schema without what the model pays for in tokens and learns nothing from.

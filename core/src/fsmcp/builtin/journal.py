@@ -227,13 +227,11 @@ class Journal:
     """The host's change journal; a plugin registered as ``fsmcp.journal`` unless ``journal = "off"``."""
 
     def __init__(self, directory: Path, max_bytes: int, max_changes: int):
-        # Its real path, fixed at start: the veto compares real paths, and a link on the way
-        # changed later does not move the journal.
+        # Its real path, fixed at start, as the start compared it with the roots (no root holds
+        # it: paths.state.prepare), and a link on the way changed later does not move it.
         self.dir = Path(os.path.realpath(directory))
         self.max_bytes = max_bytes
         self.max_changes = max_changes
-        self._text = str(self.dir)
-        self._prefix = self._text.rstrip("/") + "/"
         self._lock = threading.RLock()
         self._sweeper: threading.Thread | None = None
         self._sweep_again = False
@@ -247,13 +245,6 @@ class Journal:
         return None if directory is None else cls(directory, settings.journal_max_bytes, settings.journal_max_changes)
 
     # -- the hooks ----------------------------------------------------------------------------
-
-    @hookimpl
-    def fsmcp_check_path(self, path: ResolvedPath) -> str | None:
-        text = str(path.path)  # every resolution passes here: strings, not pathlib
-        if text == self._text or text.startswith(self._prefix):
-            return "it is the server's change journal, which changes only through undo_change"
-        return None
 
     @hookimpl
     def fsmcp_before_change(self, change: Change, paths: list[ResolvedPath], fs: FileSystem) -> None:

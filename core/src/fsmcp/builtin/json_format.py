@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from ..api.errors import ToolError
 from ..api.jsontext import dumps
 from ..api.hooks import hookimpl
-from ..api.results import Blob, Text, ToolResult
+from ..api.tools import Blob, Text, ToolResult
 from .text_format import blob_block, call_result, structured, text_block
 
 if TYPE_CHECKING:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from ..api.config import Settings
 from ..api.hooks import hookimpl
 from ..paths.roots import Access, ResolvedPath, RootSet
 
@@ -10,9 +9,7 @@ NAME = "roots"
 
 
 @hookimpl
-def fsmcp_resolve_path(
-    raw: str, access: Access, follow_links: bool, policy: str, roots: RootSet, settings: Settings
-) -> ResolvedPath | None:
+def fsmcp_resolve_path(raw: str, access: Access, follow_links: bool, policy: str, roots: RootSet) -> ResolvedPath | None:
     if policy != NAME:
         return None
-    return roots.confine(raw, access, follow_links, require_workspace=settings.require_workspace)
+    return roots.confine(raw, access, follow_links)

@@ -15,9 +15,8 @@ from typing import Any
 from ..api.config import Settings, options_error
 from ..paths.consent import Refusal
 from ..api.hooks import hookimpl
-from ..api.names import shown
 from ..paths.protected import ProtectedNames
-from ..paths.roots import Access, ResolvedPath, RootSet
+from ..paths.roots import Access, ResolvedPath, RootSet, shown
 
 NAME = "secrets"
 

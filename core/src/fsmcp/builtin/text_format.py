@@ -5,10 +5,9 @@ from __future__ import annotations
 import base64
 from typing import TYPE_CHECKING, Any
 
-from ..api.budget import truncate
 from ..api.errors import ToolError
 from ..api.hooks import hookimpl
-from ..api.results import Blob, Text, ToolResult
+from ..api.tools import Blob, Text, ToolResult, truncate
 
 if TYPE_CHECKING:
     from ..api.config import Settings

@@ -87,7 +87,8 @@ class Change:
                     new.append(p)
             if new:
                 self.paths.extend(new)
-                audit.changed(str(p.path) for p in new)
+                if (audited := audit.CHANGED.get()) is not None:
+                    audited.extend(str(p.path) for p in new)
                 self._announce(self, new, call)
 
     def order(self, paths: Iterable[ResolvedPath], *, tree: bool = True, call: Any = None) -> None:
@@ -175,6 +176,7 @@ class Order:
             with self._cond:
                 if call in self._programs or (not self._waiting and self._changes <= {change}):
                     self._programs[call] = self._programs.get(call, 0) + 1
+                    call.ordered = True  # the host calls ended(call) when the call ends
                     return
             await anyio.sleep(WAIT)
 

@@ -9,7 +9,7 @@ changes files would carry what it read into a file that outlives the call.
 
 An answer is about a file, not a name: the file found at the path when the refusal was met (its
 device and inode) is the one let through. A file moved or swapped in at that path while the user
-was being asked is refused, whether the tool opens it (:func:`opened`) or a program it starts
+was being asked is refused, whether the tool opens it (:meth:`Consent.opened`) or a program it starts
 would read it (:meth:`Consent.unhidden`).
 """
 
@@ -26,8 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..api.errors import ErrorCode, ToolError
-from ..api.names import echoed, shown
-from .roots import Access, ResolvedPath
+from .roots import Access, ResolvedPath, echoed, shown
 
 log = logging.getLogger("fsmcp")
 
@@ -116,6 +115,12 @@ class Consent:
         self.declined[path] = CHANGED
         raise ToolError(ErrorCode.ACCESS_DENIED, f"{shown(path)} is refused: {CHANGED}")
 
+    def opened(self, path: object, st: os.stat_result) -> None:
+        """Refuse a file just opened at ``path`` that the user allowed, unless it is the one asked
+        about (the path may have been swapped between the policy's check and the open)."""
+        if self.allowed and (key := str(path)) in self.allowed:
+            self.same(key, (st.st_dev, st.st_ino))
+
     def unhidden(self, hidden: list[str]) -> tuple[list[str], dict[str, tuple[int, int]]]:
         """``hidden`` less the paths the user allowed for this call, and those with their files:
         each checked to be the file the user was asked about, for the program to be granted
@@ -131,11 +136,11 @@ class Consent:
     @contextmanager
     def running(self) -> Iterator[None]:
         self.met = {}
-        token = _current.set(self)
+        token = CURRENT.set(self)
         try:
             yield
         finally:
-            _current.reset(token)
+            CURRENT.reset(token)
 
     def questions(self) -> list[tuple[str, str]]:
         """The refusals of the latest run still to ask about, within the call's bound."""
@@ -228,25 +233,14 @@ def identity(path: str) -> Identity:
     return st.st_dev, st.st_ino
 
 
-def opened(path: object, st: os.stat_result) -> None:
-    """Refuse a file just opened at ``path`` that the user allowed, unless it is the one asked about
-    (the path may have been swapped between the policy's check and the open)."""
-    consent = _current.get()
-    if consent is not None and consent.allowed and (key := str(path)) in consent.allowed:
-        consent.same(key, (st.st_dev, st.st_ino))
-
-
-_current: ContextVar[Consent | None] = ContextVar("fsmcp_consent", default=None)
-
-
-def current() -> Consent | None:
-    """The consent of the call in progress, when its user can be asked."""
-    return _current.get()
+CURRENT: ContextVar[Consent | None] = ContextVar("fsmcp_consent", default=None)
+"""The consent of the call in progress, when its user can be asked (read where a call opens a
+file: a read no one can be asked about looks no further than this)."""
 
 
 def refuse(raw: str, resolved: ResolvedPath, access: Access, reasons: list[str]) -> None:
     """Raise ``ACCESS_DENIED`` for the vetoes ``reasons``, unless the user allowed this read."""
-    consent = _current.get()
+    consent = CURRENT.get()
     if consent is None:
         raise _refused(raw, reasons[0])
     consent.check(raw, resolved, access, reasons)

@@ -8,8 +8,11 @@ never crossed.
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import stat as stat_mod
+import struct
+import threading
 from collections.abc import Callable, Iterator
 
 
@@ -396,3 +399,49 @@ def tree_below(dir_fd: int, name: str) -> Iterator[str]:
     finally:
         chain.close()
         os.close(top)
+
+
+# -- a file's birth time ---------------------------------------------------------------------
+#
+# os.stat does not give it on Linux: statx(2) through the C library, loaded (ctypes) by the
+# first call that asks, not at every start.
+
+_STATX_BTIME = 0x800
+_AT_SYMLINK_NOFOLLOW = 0x100
+_BTIME_OFFSET = 80  # struct statx: stx_btime follows 64 bytes of fields and stx_atime
+_U32 = struct.Struct("<I")
+_BTIME = struct.Struct("<qI")
+_local = threading.local()
+
+
+@functools.cache
+def _statx() -> tuple[Callable[..., int], Callable[[int], bytearray]] | None:
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+        function = libc.statx
+    except (OSError, AttributeError):
+        return None
+    function.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_uint, ctypes.c_void_p]
+    function.restype = ctypes.c_int
+    return function, ctypes.create_string_buffer
+
+
+def birth_ns(dir_fd: int, name: str) -> int | None:
+    """When ``name`` in ``dir_fd`` was made (links not followed), in ns; None where unknown."""
+    found = _statx()
+    if found is None:
+        return None
+    statx, make_buffer = found
+    # One buffer per thread, read in place: every temporary file of a write asks (temporaries.py).
+    buf = getattr(_local, "buf", None)
+    if buf is None:
+        buf = _local.buf = make_buffer(256)
+    if statx(dir_fd, name.encode("utf-8", "surrogateescape"), _AT_SYMLINK_NOFOLLOW, _STATX_BTIME, buf) != 0:
+        return None
+    if not _U32.unpack_from(buf, 0)[0] & _STATX_BTIME:
+        return None  # the file system keeps no birth time
+    seconds, nanos = _BTIME.unpack_from(buf, _BTIME_OFFSET)
+    return seconds * 1_000_000_000 + nanos

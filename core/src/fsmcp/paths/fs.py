@@ -3,7 +3,7 @@
 Every primitive takes a raw path string (resolved here with the access it needs) or a
 :class:`ResolvedPath` the host made earlier, so the path policy runs for every operation. Then
 it acts through descriptors: the path is walked again from its root's open descriptor, one
-directory at a time and never through a symbolic link (:mod:`fsmcp.paths.confine`), and the
+directory at a time and never through a symbolic link (:mod:`fsmcp.paths.roots`), and the
 operation names only the last component relative to its parent's descriptor. A link swapped
 in between the policy's answer and the use cannot lead out of the roots.
 """
@@ -23,12 +23,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 from . import consent, dirfd, temporaries
-from .confine import MAX_HOPS, Confinement, Created, Place, loop_error
+from .roots import MAX_HOPS, Access, Confinement, Created, Place, ResolvedPath, loop_error, shown
 from ..api.errors import ErrorCode, OffLoop, ToolError
 from .guard import Guard
-from ..api.names import shown
 from .policy import PathPolicy
-from .roots import Access, ResolvedPath
 from .snapshot import NOT_WATCHED, Snapshot, noting
 from .temporaries import temp_name
 
@@ -253,11 +251,9 @@ class FileSystem:
 
     def born(self, path: PathArg) -> int | None:
         """When the entry at ``path`` (a link itself, not followed) was made, in ns since the epoch; None where unknown."""
-        from .birth import birth_ns  # ctypes, loaded only by the few calls that ask
-
         p = self.resolve(path, Access.READ, follow_links=False)
         with _mapped(p):
-            return self._final(p, birth_ns)
+            return self._final(p, dirfd.birth_ns)
 
     def kind(self, path: PathArg, *, follow_links: bool = True) -> str | None:
         """``file``, ``directory``, ``symlink``, ``other``, or None when nothing is there."""
@@ -293,7 +289,8 @@ class FileSystem:
         with _mapped(p):
             fd, st = self._final(p, lambda dfd, name: _open_regular_stat(p, dfd, name, os.O_RDONLY))
             try:
-                consent.opened(p.path, st)
+                if (asked := consent.CURRENT.get()) is not None:
+                    asked.opened(p.path, st)
                 call = self.call
                 if call.on_loop:
                     call.loop_bytes += st.st_size

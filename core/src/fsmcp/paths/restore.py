@@ -1,6 +1,6 @@
 """Fingerprints of paths inside the roots, and putting saved copies back all at once.
 
-Everything inside the roots is reached through :class:`~fsmcp.paths.confine.Confinement` (a link on
+Everything inside the roots is reached through :class:`~fsmcp.paths.roots.Confinement` (a link on
 the way that leads out of the roots is ``ACCESS_DENIED``); the saved copies are read through a
 descriptor of the store they live in.
 """
@@ -15,9 +15,8 @@ from contextlib import ExitStack, contextmanager
 
 from . import dirfd, temporaries
 from .temporaries import temp_name
-from .confine import Confinement, Created, Place
+from .roots import Confinement, Created, Place, ResolvedPath
 from ..api.errors import ErrorCode, ToolError
-from .roots import ResolvedPath
 
 ABSENT = "absent"
 

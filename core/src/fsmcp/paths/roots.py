@@ -1,18 +1,94 @@
-"""The allowed roots, narrowed per client by its MCP roots, and the default path policy."""
+"""The roots: the allowed directories and each client's view of them, the default path policy,
+the walk that reaches a resolved path from its root's open descriptor, whether the roots lie on
+local disks, and how a file name is written in output and read back from a client.
+"""
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import select
 import stat
+import threading
+import time
+import weakref
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
+from typing import NamedTuple
 from urllib.parse import unquote_to_bytes, urlsplit
 
+from . import dirfd
 from ..api.errors import ErrorCode, ToolError
-from ..api.names import echoed, given, shown
+
+
+
+# -- file names in output and from clients -------------------------------------------------
+
+# How a file name is written in anything the server says, and read back when a client gives it.
+#
+# One rule for every tool, so a name copied from any output reaches the file:
+#
+# - a byte that is not UTF-8 (held by Python as a lone surrogate) is ``\xNN`` (NN ≥ 80);
+# - a control character is ``\xNN`` below 0x80 (newline ``\x0a``, DEL ``\x7f``), else ``\uNNNN``
+#   (C1 controls, the line and paragraph separators, the bidirectional overrides), so a name can
+#   neither break a line of output nor reorder what is shown around it;
+# - a backslash that would otherwise read as one of these escapes (``\x…``, ``\u…``, ``\\``)
+#   is doubled.
+#
+# :func:`given` undoes exactly that, for every path a tool receives; a backslash in any other
+# place is kept as written.
+
+
+_BIDI = {*range(0x202A, 0x202F), *range(0x2066, 0x206A)}
+_ESCAPED = {*range(0x20), 0x7F, *range(0x80, 0xA0), 0x2028, 0x2029, *_BIDI}
+_NEEDS = re.compile("[\x00-\x1f\x7f-\x9f\u2028-\u202e\u2066-\u2069\udc80-\udcff]|\\\\(?=[\\\\xu])")
+_ESCAPE = re.compile(r"\\(?:\\|x([0-9a-fA-F]{2})|u([0-9a-fA-F]{4}))")
+
+
+def _escape(match: re.Match[str]) -> str:
+    c = match.group()
+    n = ord(c)
+    if c == "\\":
+        return "\\\\"
+    if 0xDC80 <= n <= 0xDCFF:
+        return f"\\x{n - 0xDC00:02x}"
+    return f"\\x{n:02x}" if n < 0x80 else f"\\u{n:04x}"
+
+
+def shown(name: str) -> str:
+    """``name`` (or a whole path) as it is written in output: always valid UTF-8, one line."""
+    return _NEEDS.sub(_escape, name)
+
+
+def _unescape(match: re.Match[str]) -> str:
+    byte, code = match.group(1), match.group(2)
+    if byte is not None:
+        n = int(byte, 16)
+        if n >= 0x80:
+            return chr(0xDC00 + n)  # the undecodable byte itself, as os.fsdecode holds it
+        return chr(n) if n in _ESCAPED else match.group()
+    if code is not None:
+        n = int(code, 16)
+        return chr(n) if n >= 0x80 and n in _ESCAPED else match.group()
+    return "\\"
+
+
+def given(raw: str) -> str:
+    """A path as a client wrote it, with :func:`shown`'s escapes turned back into what they stand for."""
+    return _ESCAPE.sub(_unescape, raw) if "\\" in raw else raw
+
+
+def echoed(raw: str) -> str:
+    """A path a client gave, quoted for a message: escapes as the client may have written them, once."""
+    return f"'{shown(given(raw))}'"
+
+
+# -- the roots -----------------------------------------------------------------------------
 
 
 class Access(str, Enum):
@@ -195,15 +271,6 @@ class RootSet:
             raw = os.path.join(self.workspace, raw)
         return raw
 
-    def confine(self, raw: str, access: Access, follow_links: bool = True, *, require_workspace: bool = False) -> ResolvedPath:
-        """The default policy: the real path must lie inside a usable root, component by component.
-
-        With ``require_workspace`` (the ``require_workspace`` setting) every path is refused
-        until ``set_workspace`` has chosen the workspace for this client.
-        """
-        self.check_usable(require_workspace=require_workspace)
-        return self._confine(raw, access, follow_links)
-
     def check_usable(self, *, require_workspace: bool = False) -> None:
         """Refuse every path when no root is usable, or a workspace is required and not chosen."""
         view = self.view
@@ -216,7 +283,11 @@ class RootSet:
                 "with a directory inside " + ", ".join(str(r.path) for r in view.roots),
             )
 
-    def _confine(self, raw: str, access: Access, follow_links: bool) -> ResolvedPath:
+    def confine(self, raw: str, access: Access, follow_links: bool = True) -> ResolvedPath:
+        """The default policy: the real path must lie inside a usable root, component by component.
+
+        Before any policy answers, the host has refused every path where no root is usable or a
+        workspace is required and not chosen (:meth:`check_usable`)."""
         absolute = self.absolute(raw)
         text = self._real_text(absolute, follow_links)
         root = _containing(text, self.roots)
@@ -236,7 +307,7 @@ class RootSet:
         view = self.view
         if view.refusal:
             raise ToolError(ErrorCode.ACCESS_DENIED, view.refusal)
-        real = self._confine(raw, Access.READ, True).path
+        real = self.confine(raw, Access.READ, True).path
         if not real.exists():
             raise ToolError(ErrorCode.NOT_FOUND, f"{echoed(raw)} does not exist; give an existing directory (create_directory makes one)")
         if not real.is_dir():
@@ -405,3 +476,270 @@ def root_path(uri: object) -> Path:
     if not real.is_dir():
         raise ValueError("the root is not an existing directory on the server")
     return real
+
+
+# -- reaching a resolved path --------------------------------------------------------------
+
+# Reaching a resolved path from its root's open descriptor, one real directory at a time.
+#
+# The path policy answers with a path; between that answer and the use, any directory on the way
+# may be swapped for a symbolic link to somewhere else. So nothing here asks the kernel to follow
+# a link: each component is opened with ``O_NOFOLLOW`` relative to the one before it, starting
+# from a descriptor of the root opened once, at start-up. A link met on the way is read here and
+# its target goes back through the path policy, as if the client had named it; a swap can make
+# an operation fail or land elsewhere inside the roots, never outside them.
+
+
+Resolver = Callable[[str, Access, bool], ResolvedPath]
+Created = list[tuple[int, str]]
+"""Directories made on the way: (a descriptor of the parent, name), newest last."""
+
+MAX_HOPS = 40
+"""Links followed for one path before giving up, as the kernel's own limit."""
+
+
+class Place(NamedTuple):
+    """Where a path's last component lives: an open parent directory and the name in it.
+
+    ``name`` is ``"."`` when the path is a root itself (``fd`` is then the root's).
+    ``path`` is what was reached: the path asked for, or where a link on the way led.
+    """
+
+    fd: int
+    name: str
+    path: ResolvedPath
+
+
+class Confinement:
+    """The roots' descriptors and the walk from them. Thread-safe: it holds no per-call state."""
+
+    def __init__(self, roots: list[Root], resolver: Resolver, *, naive: bool = False):
+        self._resolver = resolver
+        # The race test's control: with the kernel following links in directories (the old
+        # check-then-use by name) it must find an escape. Not reachable from configuration.
+        self._dir_flags = dirfd.SEARCH & ~dirfd.NOFOLLOW if naive else dirfd.SEARCH
+        anchors = []
+        for root in sorted({r.path for r in roots}, key=lambda p: len(p.parts), reverse=True):
+            try:
+                fd = os.open(root, dirfd.SEARCH)
+            except OSError:
+                continue  # vanished since start-up: its paths find no anchor and are refused
+            prefix = str(root).rstrip("/") + "/"
+            anchors.append((str(root), prefix, fd))
+        self._anchors = anchors
+        self._fds = {fd for _, _, fd in anchors}
+        weakref.finalize(self, _close_all, list(self._fds))
+
+    def _anchor(self, p: ResolvedPath) -> tuple[str, list[str], int]:
+        text = str(p.path)
+        for root, prefix, fd in self._anchors:  # deepest first
+            if text == root:
+                return root, [], fd
+            if text.startswith(prefix):
+                parts = text[len(prefix):].split("/")
+                if ".." in parts:
+                    # A policy hands back real paths; ".." from the root's descriptor would climb out.
+                    raise ToolError(ErrorCode.ACCESS_DENIED, f"{p} is not a resolved path (it holds '..')")
+                return root, parts, fd
+        raise ToolError(ErrorCode.ACCESS_DENIED, f"{p} is outside the allowed directories")
+
+    @contextmanager
+    def at(self, p: ResolvedPath, created: Created | None = None) -> Iterator[Place]:
+        """The open parent of ``p``'s last component; missing directories are made into ``created``."""
+        place = self.reach(p, created)
+        try:
+            yield place
+        finally:
+            self.release(place.fd)
+
+    def reach(self, p: ResolvedPath, created: Created | None = None) -> Place:
+        """As :meth:`at`, for a caller that releases ``place.fd`` itself (a hot path)."""
+        for _ in range(MAX_HOPS):
+            root, parts, fd = self._anchor(p)
+            try:
+                for i, name in enumerate(parts[:-1]):
+                    nxt = self._enter(fd, name, created)
+                    if nxt is None:
+                        target = dirfd.readlink(fd, name)
+                        if target is not None:
+                            p = self.redirect(p, os.path.join(root, *parts[:i]), target, parts[i + 1:])
+                        break  # walk again: to where the link leads, or the same way if it is gone
+                    self.release(fd)
+                    fd = nxt
+                else:
+                    return Place(fd, parts[-1] if parts else ".", p)
+            except BaseException:
+                self.release(fd)
+                raise
+            self.release(fd)
+        raise loop_error(p)
+
+    def _enter(self, fd: int, name: str, created: Created | None) -> int | None:
+        """The directory ``name`` below ``fd``, or None when it is a symbolic link."""
+        while True:
+            try:
+                return os.open(name, self._dir_flags, dir_fd=fd)
+            except FileNotFoundError:
+                if created is None:
+                    raise
+                try:
+                    os.mkdir(name, 0o777, dir_fd=fd)
+                    created.append((os.dup(fd), name))
+                except FileExistsError:
+                    pass  # made meanwhile: entered like any other
+                created = None
+            except OSError as exc:
+                if exc.errno not in (errno.ENOTDIR, errno.ELOOP):
+                    raise
+                mode = dirfd.lstat(fd, name).st_mode
+                if stat.S_ISLNK(mode):
+                    return None
+                if not stat.S_ISDIR(mode):
+                    raise
+                # A link a moment ago, a directory again now: open it again.
+
+    def release(self, fd: int) -> None:
+        """Close a descriptor :meth:`reach` returned, unless it is a root's."""
+        if fd not in self._fds:
+            os.close(fd)
+
+    def resolve(self, raw: str, access: Access, follow_links: bool) -> ResolvedPath:
+        """The path policy's answer for ``raw``.
+
+        The policy's ``realpath`` reads links by name: one swapped away between its ``lstat``
+        and its ``readlink`` fails with EINVAL or ENOENT, and the path is resolved again.
+        """
+        for _ in range(MAX_HOPS):
+            try:
+                return self._resolver(raw, access, follow_links)
+            except OSError as exc:
+                if exc.errno not in (errno.EINVAL, errno.ENOENT):
+                    raise
+        raise ToolError(
+            ErrorCode.ACCESS_DENIED,
+            f"{echoed(raw)} kept changing while it was being resolved (a symbolic link on the way is being swapped); try again",
+        )
+
+    def redirect(self, p: ResolvedPath, here: str, target: str, rest: tuple[str, ...] | list[str]) -> ResolvedPath:
+        """Where a link met at ``here`` leads, through the path policy like any path a client names."""
+        raw = os.path.join(here, target, *rest)
+        try:
+            return self.resolve(raw, p.access, p.follows_links)
+        except ToolError as exc:
+            if exc.code is not ErrorCode.ACCESS_DENIED:
+                raise
+            raise ToolError(
+                ErrorCode.ACCESS_DENIED,
+                f"{p} changed while in use: a symbolic link on the way now leads outside the allowed directories",
+            ) from None
+
+
+def loop_error(p: ResolvedPath) -> ToolError:
+    return ToolError(ErrorCode.ACCESS_DENIED, f"{p} goes through more than {MAX_HOPS} symbolic links (a loop?)")
+
+
+def _close_all(fds: list[int]) -> None:
+    for fd in fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+# -- whether the roots lie on local disks --------------------------------------------------
+
+# Whether the roots lie on local disks, where a metadata call or a small read cannot hang.
+#
+# A quick tool (:attr:`fsmcp.Tool.quick`) runs on the event loop only while this holds: on a
+# network or user-space file system (NFS, SMB, FUSE, …) a ``stat`` can wait for a server that
+# is gone, and on the loop that wait would stall every call of every client. The mount table is
+# read at start-up and read again when the kernel says it changed (``/proc/self/mountinfo``
+# polls ``POLLPRI`` then), which is asked at most every :data:`RECHECK` seconds: a share
+# mounted inside a root later is seen within that time.
+
+
+MOUNTINFO = "/proc/self/mountinfo"
+LOCAL_TYPES = frozenset(
+    {"ext2", "ext3", "ext4", "xfs", "btrfs", "bcachefs", "f2fs", "zfs", "jfs", "reiserfs", "nilfs2",
+     "tmpfs", "ramfs", "overlay", "squashfs", "erofs", "vfat", "exfat", "ntfs3", "hfsplus"}
+)
+"""File systems served by the kernel from local storage or memory; any other type (network,
+FUSE, procfs, whose files can block) keeps every call in a worker thread."""
+RECHECK = 0.05
+"""Seconds between two looks at whether the mount table changed, so that a call does not pay
+a system call for it every time."""
+_OCTAL = re.compile(r"\\([0-7]{3})")
+
+
+def _mount_field(field: str) -> str:
+    return _OCTAL.sub(lambda m: chr(int(m.group(1), 8)), field)
+
+
+def mount_table(text: str) -> list[tuple[str, str]]:
+    """``(mount point, file system type)`` of each line of a ``mountinfo`` text."""
+    table = []
+    for line in text.splitlines():
+        fields = line.split(" ")
+        if "-" not in fields:
+            continue
+        sep = fields.index("-")
+        if len(fields) > sep + 1 and len(fields) > 4:
+            table.append((_mount_field(fields[4]), fields[sep + 1]))
+    return table
+
+
+def all_local(roots: Iterable[Path], table: list[tuple[str, str]]) -> bool:
+    """Whether each root's own mount and every mount below a root is of a local type."""
+    for root in roots:
+        top = str(root)
+        below = top.rstrip("/") + "/"
+        # The mount holding the root is the last one listed at its longest enclosing point.
+        holding = None
+        for point, kind in table:
+            if point == top or point.startswith(below):
+                if kind not in LOCAL_TYPES:
+                    return False
+            if top == point or top.startswith(point.rstrip("/") + "/"):
+                if holding is None or len(point) >= len(holding[0]):
+                    holding = (point, kind)
+        if holding is None or holding[1] not in LOCAL_TYPES:
+            return False
+    return True
+
+
+class LocalRoots:
+    """:func:`all_local` of the operator's roots, kept current as the mount table changes."""
+
+    def __init__(self, roots: Iterable[Path], mountinfo: str = MOUNTINFO):
+        self._roots = list(roots)
+        self._lock = threading.Lock()
+        try:
+            self._fd: int | None = os.open(mountinfo, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            self._fd = None  # no mount table to read: nothing is known to be local
+            self._local = False
+            return
+        weakref.finalize(self, os.close, self._fd)
+        self._next = 0.0
+        self._poll = select.poll()
+        self._poll.register(self._fd, select.POLLPRI)
+        self._local = self._read()
+
+    def __call__(self) -> bool:
+        if self._fd is None:
+            return False
+        now = time.monotonic()
+        if now < self._next:
+            return self._local
+        with self._lock:  # a poll reports a change once: the one who saw it reads the table
+            self._next = now + RECHECK
+            if self._poll.poll(0):
+                self._local = self._read()
+            return self._local
+
+    def _read(self) -> bool:
+        chunks = []
+        os.lseek(self._fd, 0, os.SEEK_SET)
+        while chunk := os.read(self._fd, 1 << 16):
+            chunks.append(chunk)
+        return all_local(self._roots, mount_table(b"".join(chunks).decode("utf-8", "surrogateescape")))

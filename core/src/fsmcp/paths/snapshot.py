@@ -11,9 +11,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from . import dirfd, temporaries
-from .confine import Confinement, Created
+from .roots import Confinement, Created, ResolvedPath
 from ..api.errors import ToolError
-from .roots import ResolvedPath
 
 
 _UNSET = object()

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import errno
 import fcntl
-import functools
 import itertools
 import json
 import logging
@@ -29,7 +28,7 @@ import os
 import re
 import stat as stat_mod
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -201,14 +200,7 @@ def _identity(dir_fd: int, name: str) -> dict[str, Any]:
     """What tells a file from one made later under its name: an inode number is reused at once,
     a birth time is not (where the file system keeps one)."""
     st = dirfd.lstat(dir_fd, name)
-    return {"dev": st.st_dev, "ino": st.st_ino, "fmt": stat_mod.S_IFMT(st.st_mode), "born": _birth()(dir_fd, name)}
-
-
-@functools.cache
-def _birth() -> Callable[[int, str], int | None]:
-    from .birth import birth_ns  # ctypes, loaded by the first server that writes, not at every start
-
-    return birth_ns
+    return {"dev": st.st_dev, "ino": st.st_ino, "fmt": stat_mod.S_IFMT(st.st_mode), "born": dirfd.birth_ns(dir_fd, name)}
 
 
 @contextmanager
@@ -398,7 +390,7 @@ def _is(dir_fd: int, name: Any, r: dict[str, Any], *, owner: bool = False) -> bo
         return owner  # noted, killed before it was made: its random name, made by this user
     if (st.st_dev, st.st_ino, stat_mod.S_IFMT(st.st_mode)) != (r.get("dev"), r["ino"], r.get("fmt")):
         return False
-    return r.get("born") is None or r["born"] == _birth()(dir_fd, name)
+    return r.get("born") is None or r["born"] == dirfd.birth_ns(dir_fd, name)
 
 
 def _remove(dir_fd: int, name: str) -> None:

@@ -8,6 +8,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from ..api.errors import ErrorCode, ToolError
+from ..paths.guard import current_session
 from ..paths.protected import ProtectedNames
 from ..paths.roots import RootsView
 
@@ -20,8 +21,7 @@ if TYPE_CHECKING:
     from ..api.journal import JournalView
     from ..builtin.journal import Journal
     from ..paths.roots import ResolvedPath
-    from ..api.results import ToolResult
-    from ..api.tools import Tool
+    from ..api.tools import Tool, ToolResult
 
 ProgressSender = Callable[[float, float | None, str | None], Awaitable[None]]
 ToolRunner = Callable[..., Awaitable["ToolResult | ToolError"]]
@@ -79,6 +79,9 @@ class ToolContext:
         """Running on the event loop as a quick tool (:attr:`fsmcp.Tool.quick`)."""
         self.loop_bytes = 0
         """File bytes the call opened on the event loop so far (:meth:`fsmcp.paths.fs.FileSystem.open_read` counts them)."""
+        self.ordered = False
+        """The call took a place in the server's order of changes and programs
+        (:class:`fsmcp.paths.change.Order`), which it holds until it ends."""
         self.fs = fs.for_call(self)
         self._loop: asyncio.AbstractEventLoop | None = None
         if send_progress is not None:  # asked only then: on Python 3.11 each asking is a system call
@@ -121,7 +124,7 @@ class ToolContext:
             return None
         from ..api.journal import JournalView
 
-        return JournalView(self._journal, self.fs, self.fs.roots, self.change.session if self.change is not None else "")
+        return JournalView(self._journal, self.fs, self.fs.roots, self.change.session if self.change is not None else current_session().id)
 
     def declare_transactional(self) -> None:
         """Say this call's change is all or nothing: cut short by a crash, the next start rolls it

@@ -10,15 +10,14 @@ from ..paths import state as journal_place, locks, temporaries
 from ..api.config import Settings
 from ..api.errors import HostError, ToolError
 from ..paths.fs import FileSystem
-from ..paths.mounts import LocalRoots
 from ..sandbox.programs import Sandbox
 from ..paths.policy import NoPolicy, PathPolicy
 from ..paths.guard import Guard
 from ..paths.locks import FileLocks
 from .plugins import PluginError, PluginInfo, collect_tools, load_plugins, offered
 from ..builtin.journal import NAME as JOURNAL
-from ..api.results import ToolResult
-from ..paths.roots import Access, RootSet
+from ..api.tools import ToolResult
+from ..paths.roots import Access, LocalRoots, RootSet
 from .runner import CallRunner, HotHook
 
 if TYPE_CHECKING:

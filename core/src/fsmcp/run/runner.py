@@ -31,6 +31,7 @@ import anyio
 from pydantic import BaseModel, ValidationError
 from pydantic.alias_generators import to_camel
 
+from ..builtin.consent import NAME as CONSENT
 from ..paths.change import ORDER, Change
 from .context import ProgressSender, ToolContext
 from ..api.audit import noting
@@ -39,13 +40,12 @@ from ..paths.fs import os_error
 from ..paths.policy import NoPolicy
 from ..paths.guard import Session, current_session, expect_version, in_session
 from ..api.invalid import describe_invalid
-from ..api.results import Text, ToolResult
 from ..paths.roots import ResolvedPath
-from ..api.tools import Tool
+from ..api.tools import Text, Tool, ToolResult
 from .workers import WORKERS
 
 if TYPE_CHECKING:
-    from pluggy import HookCaller
+    from pluggy import HookCaller, PluginManager
 
     from ..paths.consent import Consent
     from .host import Host
@@ -102,6 +102,9 @@ class CallRunner:
         self.in_flight: set[ToolContext] = set()
         """Calls whose tool is still running, including abandoned workers of cancelled calls."""
         self._around = HotHook(host.pm.hook.fsmcp_around_call)
+        # Consent wraps only a call whose client can be asked: the others do not enter it.
+        consent = host.pm.get_plugin(CONSENT)
+        self._around_unasked = self._around if consent is None else HotHook(host.pm.hook.fsmcp_around_call, without=consent, pm=host.pm)
         # The formatter is the server's, chosen once: by the hook's contract only the one the
         # format setting names answers (an empty result, as the host's start-up probe asks).
         settings = host.settings
@@ -128,7 +131,7 @@ class CallRunner:
         with in_session(session) as client:
             if not_now is None:
                 call = ToolCall(name, arguments, tool, client.id, asking)
-                arounds = self._around(call=call, settings=self.host.settings)
+                arounds = (self._around if asking is not None else self._around_unasked)(call=call, settings=self.host.settings)
                 on_loop = True
             else:
                 call, arounds, on_loop = not_now.call, not_now.arounds, not_now.on_loop
@@ -172,7 +175,7 @@ class CallRunner:
             return None  # quick means a plain function: an async one is awaited by call()
         with in_session(session) as client:
             call = ToolCall(name, arguments, tool, client.id, None)
-            if arounds := self._around(call=call, settings=self.host.settings):
+            if arounds := self._around_unasked(call=call, settings=self.host.settings):
                 return NotNow(call, arounds, True)
             prepared = self._prepare(tool, arguments, None, None, None)
             if isinstance(prepared, ToolError):
@@ -240,7 +243,11 @@ class CallRunner:
         self, tool: Tool, arguments: dict[str, Any] | None, send_progress: ProgressSender | None, budget: int | None,
         caller: ToolContext | None,
     ) -> tuple[Any, ToolContext, bool] | ToolError:
-        """The validated arguments, the call's context, and whether the call's change is its own."""
+        """The validated arguments, the call's context, and whether the call's change is its own.
+
+        A read-only tool's call changes nothing: it has no change (``ctx.change`` is None) and no
+        change hook is entered for it, unless another call runs it (a batch's step adds to its
+        caller's change)."""
         try:
             args = tool.input_model.model_validate(arguments if arguments is not None else {})
         except ValidationError as exc:
@@ -248,12 +255,15 @@ class CallRunner:
         host = self.host
         # A tool another one runs (a batch's step) adds to its caller's change.
         change = caller.change if caller is not None and caller.change is not None else None
+        own = change is None
+        if own and not tool.annotations.read_only:
+            change = Change(tool.name, current_session().id, self._announce, host.path_policy.is_protected)
         ctx = ToolContext(
             fs=host.fs, settings=host.settings, tool=tool, tools=host.tools, send_progress=send_progress, run_tool=self.run,
-            budget=budget, change=change or Change(tool.name, current_session().id, self._announce, host.path_policy.is_protected), journal=host.journal,
+            budget=budget, change=change, journal=host.journal,
             protected=host.path_policy.protected, is_protected=host.path_policy.is_protected, unknown_tool=lambda name: host.unknown_tool(name, offers=False),
         )
-        return args, ctx, change is None
+        return args, ctx, own
 
     def _on_loop(self, function: Callable[..., Any], args: Any, ctx: ToolContext, own: bool) -> Any:
         """A plain tool's steps on the event loop; raises :class:`OffLoop` when the call is to run in a worker."""
@@ -281,6 +291,7 @@ class CallRunner:
     async def _steps(self, function: Callable[..., Any], args: Any, ctx: ToolContext, own: bool, road: _Road) -> Any:
         """Guard, ``expectedVersion``, the tool, the change finished: every call's steps, once."""
         self.in_flight.add(ctx)
+        own = own and ctx.change is not None  # a read-only call's: nothing to finish
         try:
             try:
                 with self.host.guard.call(not ctx.tool.annotations.read_only, ctx):
@@ -295,7 +306,8 @@ class CallRunner:
                 out = _noted(out, await road.blocking(self._finish, ctx.change, False))
             return out
         finally:
-            ORDER.ended(ctx)
+            if ctx.ordered:
+                ORDER.ended(ctx)
             if own and not ctx.change.paths:
                 ORDER.changed(ctx.change)  # waited its turn (a snapshot), announced nothing: no _finish
             self.in_flight.discard(ctx)
@@ -432,8 +444,13 @@ def _noted(out: Any, notes: list[str]) -> Any:
 
 
 class HotHook:
-    def __init__(self, caller: HookCaller):
+    """Calls ``caller``'s implementations as described above; with ``without``, every one but that
+    plugin's (``pm``: the plugin manager, whose caller of the others answers when a wrapper is among them)."""
+
+    def __init__(self, caller: HookCaller, *, without: object = None, pm: PluginManager | None = None):
         self._caller = caller
+        self._without = without
+        self._through_pluggy = caller if pm is None else pm.subset_hook_caller(caller.name, [without])
         self._first = bool(caller.spec and caller.spec.opts.get("firstresult"))
         self._known: tuple[list[Any], list[tuple[Any, Any]] | None] = ([], None)
         """The implementations last seen, and how to call them (None: through pluggy); one
@@ -444,10 +461,10 @@ class HotHook:
         seen, plan = self._known
         if impls != seen:
             plain = not any(i.hookwrapper or i.wrapper for i in impls)
-            plan = [(i.function, _arguments(i.argnames)) for i in reversed(impls)] if plain else None
+            plan = [(i.function, _arguments(i.argnames)) for i in reversed(impls) if i.plugin is not self._without] if plain else None
             self._known = impls, plan
         if plan is None:
-            return self._caller(**kwargs)
+            return self._through_pluggy(**kwargs)
         answers = []
         for function, arguments in plan:
             answer = function(*arguments(kwargs))

@@ -192,7 +192,7 @@ async def start_program(
     await ORDER.program(ctx, ctx.change)
     hidden = await anyio.to_thread.run_sync(masks.protected, protected_roots(ctx))
     pinned: dict[str, tuple[int, int]] = {}
-    if (asked := consent.current()) is not None:
+    if (asked := consent.CURRENT.get()) is not None:
         hidden, pinned = asked.unhidden(hidden)  # what the user let this call read: that file, not its path
     hidden += _journal(ctx)
     # In namespaces of its own whenever this system allows them, nothing hidden or not: its PID

@@ -16,7 +16,7 @@ def fsmcp_register_tools(register, settings):
 
 
 @hookimpl
-def fsmcp_resolve_path(raw, access, follow_links, policy, roots, settings):
+def fsmcp_resolve_path(raw, access, follow_links, policy, roots):
     if policy != NAME:
         return None
-    return resolve(raw, access, follow_links, roots, settings.require_workspace)
+    return resolve(raw, access, follow_links, roots)

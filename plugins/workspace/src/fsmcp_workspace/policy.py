@@ -43,9 +43,9 @@ def relative(raw: str, workspace: Path) -> str:
     return path + "/" if segments and raw.endswith("/") else path
 
 
-def resolve(raw: str, access: Access, follow_links: bool, roots: RootSet, require_workspace: bool) -> ResolvedPath:
+def resolve(raw: str, access: Access, follow_links: bool, roots: RootSet) -> ResolvedPath:
     workspace = roots.workspace
-    resolved = roots.confine(relative(raw, workspace), access, follow_links, require_workspace=require_workspace)
+    resolved = roots.confine(relative(raw, workspace), access, follow_links)
     if resolved.path != workspace and not resolved.path.is_relative_to(workspace):
         raise ToolError(
             ErrorCode.ACCESS_DENIED,
