@@ -1,6 +1,6 @@
 """A cancelled extract_archive rolls back its own work only: a file another session wrote
 meanwhile into the destination the extraction created survives (no lost update). The same
-break as test_check_extract_rollback, reached by a client's cancellation instead of a veto.
+break as test_rollback_extract, reached by a client's cancellation instead of a veto.
 
 Ordered without timing: a ``fsmcp_before_change`` of the test holds the extraction at its second
 member until the other session's write_file answered and the call is seen cancelled.
