@@ -108,3 +108,33 @@ async def test_a_batch_is_one_line_and_one_question_to_each_wrapper(tmp_path, tr
     else:  # each step's outcome is in the batch's result, which is the call's
         assert got[0]["outcome"] == "ok", got
     assert counter.asked == ["batch_operations"]
+
+
+class _Roots:
+    def __init__(self, *uris: str):
+        self.uris = list(uris)
+
+    async def __call__(self, ctx):
+        from mcp import types
+
+        return types.ListRootsResult(roots=[types.Root(uri=u) for u in self.uris])
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_a_client_with_roots_has_one_line_per_call_and_each_wrapper_asked_once(tmp_path, mode):
+    """In the 2026-07-28 era the server first answers input_required to learn the client's roots
+    (a round trip the SDK's client makes for its one call)."""
+    log = tmp_path / "audit.log"
+    root = tmp_path / "root"
+    (root / "mine").mkdir(parents=True)
+    counter = Counter()
+    host = host_for([root], [*PLUGINS, ("counter", counter)], audit_log=str(log))
+    async with connect(host, list_roots_callback=_Roots((root / "mine").as_uri()), mode=mode) as client:
+        first = await client.call_tool("write_file", {"path": "a.txt", "content": "x"})
+        second = await client.call_tool("read_file", {"path": "a.txt"})
+    got = lines(log)
+    print(mode, "log:", [(line["tool"], line["outcome"]) for line in got], "asked:", counter.asked)
+    assert not first.is_error and not second.is_error, (text_of(first), text_of(second))
+    assert [(line["tool"], line["outcome"]) for line in got] == [("write_file", "ok"), ("read_file", "ok")]
+    assert counter.asked == ["write_file", "read_file"]
