@@ -94,7 +94,9 @@ class Host:
         entry_points: bool = True,
         roots: RootSet | None = None,
     ) -> Host:
-        """Plugins loaded and checked; ``roots``, when given, were made (and warned about) already."""
+        """Plugins loaded and checked. ``roots``, when given, were made (and warned about) already,
+        and the journal's place checked and a killed server's temporaries swept, as ``fsmcp serve``
+        on stdio does before its cached tool list answers (once a start is enough)."""
         if roots is None:
             try:
                 roots, warnings = RootSet.from_specs(settings.roots, read_only=settings.read_only)
@@ -102,11 +104,11 @@ class Host:
                 raise HostError(str(exc)) from None
             for warning in warnings:
                 log.warning(warning)
-        try:
-            journal_place.prepare(settings, (r.path for r in roots.operator))
-            temporaries.sweep([r.path for r in roots.operator], journal_place.kept(settings), read_only=settings.read_only)
-        except ValueError as exc:
-            raise HostError(str(exc)) from None
+            try:
+                journal_place.prepare(settings, (r.path for r in roots.operator))
+                temporaries.sweep([r.path for r in roots.operator], journal_place.kept(settings), read_only=settings.read_only)
+            except ValueError as exc:
+                raise HostError(str(exc)) from None
         # A plugin that warns while it loads or registers (a program it needs is missing) makes
         # the start one not to keep for the next (catalog.py), which would start without saying it.
         said = _Warnings()
