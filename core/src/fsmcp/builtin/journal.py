@@ -224,7 +224,7 @@ class _Pending:
 
 
 class Journal:
-    """The host's change journal; a plugin registered as ``fsmcp.journal`` unless ``journal = "off"``."""
+    """The host's change journal; a plugin registered as ``fsmcp.journal`` unless ``journal = "off"`` or ``disable`` names it."""
 
     def __init__(self, directory: Path, max_bytes: int, max_changes: int):
         # Its real path, fixed at start: the veto compares real paths, and a link on the way

@@ -15,7 +15,7 @@ from ..sandbox.programs import Sandbox
 from ..paths.policy import NoPolicy, PathPolicy
 from ..paths.guard import Guard
 from ..paths.locks import FileLocks
-from .plugins import PluginError, PluginInfo, collect_tools, load_plugins, offered
+from .plugins import BUILT_IN, PluginError, PluginInfo, collect_tools, load_plugins, offered
 from ..builtin.journal import NAME as JOURNAL
 from ..api.results import ToolResult
 from ..paths.roots import Access, RootSet
@@ -166,7 +166,7 @@ class Host:
             if unknown:
                 raise HostError(
                     f"{option} names {', '.join(map(repr, unknown))}, which is no installed plugin or tool; "
-                    f"plugins: {', '.join(sorted(p.name for p in self.plugins if p.status != 'default')) or '(none)'} "
+                    f"plugins: {', '.join(sorted(p.name for p in self.plugins if p.name not in BUILT_IN)) or '(none)'} "
                     "(fsmcp plugins lists them with their tools)"
                 )
 
