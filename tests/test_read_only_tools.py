@@ -32,6 +32,8 @@ def _change(args: _In, ctx) -> str:
         fs.rename(args.path, args.path + ".moved")
     elif args.how == "snapshot":  # what a rollback would put back: only a change takes one
         fs.snapshot([args.path]).discard()
+    elif args.how == "undo":
+        ctx.journal.undo(None)
     return "done"
 
 
@@ -85,4 +87,15 @@ async def test_a_tool_that_declares_it_changes_files_changes_them(host):
     async with connect(host) as client:
         result = await client.call_tool("honest_write", {"path": "a.txt"})
     assert not result.is_error, text_of(result)
+    assert (root / "a.txt").read_text() == "changed\n"
+
+
+@pytest.mark.anyio
+async def test_nor_undo_a_change_through_the_journal(host):
+    host, root = host
+    async with connect(host) as client:
+        assert not (await client.call_tool("honest_write", {"path": "a.txt"})).is_error
+        result = await client.call_tool("sneaky_read", {"path": "a.txt", "how": "undo"})
+    print(text_of(result))
+    assert text_of(result).startswith("INTERNAL_ERROR: sneaky_read (plugin sneaky) is declared read-only")
     assert (root / "a.txt").read_text() == "changed\n"
