@@ -7,6 +7,7 @@ stand alone without a session); stdio has its own transport (``stdio.py``).
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 from contextvars import ContextVar
 from typing import Any
 
@@ -94,7 +95,7 @@ def build_server(host: Host) -> Server[Any]:
         except Exception as exc:
             error = handler_exception_to_error_data(exc)
             if error is not None and not served:
-                asked = ctx.params if isinstance(ctx.params, dict) else {}
+                asked = ctx.params if isinstance(ctx.params, Mapping) else {}
                 await host.runner.refused(asked.get("name"), asked.get("arguments"), error.code, error.message, session=_session(ctx))
             raise
         finally:
