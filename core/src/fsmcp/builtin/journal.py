@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from ..paths import dirfd, restore
-from ..paths.change import Change
+from ..paths.change import Change, refuse_read_only
 from ..api.config import Settings
 from ..api.errors import ErrorCode, ToolError
 from ..paths.fs import FileSystem, kind_of
@@ -618,6 +618,7 @@ class Journal:
                 raise ToolError(ErrorCode.INVALID_PARAMS, f"change {meta['id']} cannot be undone: {meta['reason']}")
             # The path policy, secrets included, as for any change: each path's own real path.
             items = [(fs.resolve(r["path"], Access.WRITE, follow_links=False), r) for r in meta["records"]]
+            refuse_read_only(fs.call.tool, [p for p, _ in items])
             for p, r in items:
                 if str(p.path) != r["path"]:
                     # A path is kept by its real path: now reached elsewhere, a link stands on the way

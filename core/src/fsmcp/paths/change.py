@@ -15,12 +15,16 @@ from ..api.errors import ErrorCode, ToolError
 from .roots import ResolvedPath
 
 
-def _read_only(call: Any, paths: Iterable[ResolvedPath]) -> ToolError:
-    tool = call.tool
+def refuse_read_only(tool: Any, paths: Iterable[ResolvedPath]) -> None:
+    """Raise when ``tool`` (the tool of the call about to change ``paths``, None for the host's own
+    work) is declared read-only (``readOnlyHint``): asked by every primitive that changes files,
+    or takes a snapshot to put them back, and by an undo, before anything changes."""
+    if tool is None or not tool.annotations.read_only:
+        return
     where = ", ".join(str(p.path) for p in list(paths)[:3])
     # A plugin's bug, not the client's, and a hole were it let through: a read-only tool may run on
     # the event loop (quick), and consent lets it reach a protected path its user allowed it to read.
-    return ToolError(
+    raise ToolError(
         ErrorCode.INTERNAL_ERROR,
         f"{tool.name} (plugin {tool.plugin}) is declared read-only (readOnlyHint) but tried to change {where}; nothing "
         "was changed. The plugin is at fault: its author must declare the tool as one that changes files",
@@ -107,12 +111,7 @@ class Change:
 
         Once waited, the call keeps its place until it ends (the host's ``_finish`` lets it go):
         a rollback or a later step of the call puts back what it likes meanwhile. The wait ends
-        when ``call`` (the tool call that waits, as for :meth:`before`) is cancelled.
-
-        Every change of a call's files, and every snapshot it takes to put them back, passes here
-        first: a tool declared read-only (``readOnlyHint``) is refused before anything changes."""
-        if call is not None and call.tool.annotations.read_only:
-            raise _read_only(call, paths)
+        when ``call`` (the tool call that waits, as for :meth:`before`) is cancelled."""
         if tree or any(self._protected(p) for p in paths):
             ORDER.change(self, call)
 

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 from . import consent, dirfd, temporaries
 from .confine import MAX_HOPS, Confinement, Created, Place, loop_error
 from ..api.errors import ErrorCode, OffLoop, ToolError
+from .change import refuse_read_only
 from .guard import Guard
 from ..api.names import shown
 from .policy import PathPolicy
@@ -124,6 +125,7 @@ class _NoCall:
     to announce to, never cancelled, never on the event loop."""
 
     change: Change | None = None
+    tool = None
     on_loop = False
 
     @staticmethod
@@ -189,6 +191,7 @@ class FileSystem:
         return self._conf
 
     def _changing(self, *paths: ResolvedPath, tree: bool = True) -> None:
+        refuse_read_only(self.call.tool, paths)
         for p in paths:
             self.guard.hold(p.path)
         # Before anything changes (under the files' locks): the call's change hooks (the journal) see the old state.
@@ -612,6 +615,7 @@ class FileSystem:
         try:
             for path in paths:
                 p = self.resolve(path, Access.WRITE, follow_links=False)
+                refuse_read_only(self.call.tool, [p])  # only a change takes what it would put back
                 with _mapped(p):
                     tree = snap.add(p)
                 # What a rollback puts back arrives as a tree would: the call waits its turn now.
