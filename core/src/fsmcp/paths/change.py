@@ -18,7 +18,7 @@ from .roots import ResolvedPath
 def refuse_read_only(tool: Any, paths: Iterable[ResolvedPath]) -> None:
     """Raise when ``tool`` (the tool of the call about to change ``paths``, None for the host's own
     work) is declared read-only (``readOnlyHint``): asked by every primitive that changes files,
-    or takes a snapshot to put them back, and by an undo, before anything changes."""
+    and by an undo, before anything changes."""
     if tool is None or not tool.annotations.read_only:
         return
     where = ", ".join(str(p.path) for p in list(paths)[:3])

@@ -191,9 +191,9 @@ class FileSystem:
         return self._conf
 
     def _changing(self, *paths: ResolvedPath, tree: bool = True) -> None:
-        refuse_read_only(self.call.tool, paths)
         for p in paths:
             self.guard.hold(p.path)
+        refuse_read_only(self.call.tool, paths)
         # Before anything changes (under the files' locks): the call's change hooks (the journal) see the old state.
         change = self.call.change
         if change is not None:
@@ -615,7 +615,6 @@ class FileSystem:
         try:
             for path in paths:
                 p = self.resolve(path, Access.WRITE, follow_links=False)
-                refuse_read_only(self.call.tool, [p])  # only a change takes what it would put back
                 with _mapped(p):
                     tree = snap.add(p)
                 # What a rollback puts back arrives as a tree would: the call waits its turn now.
