@@ -110,7 +110,9 @@ async def test_audit_and_consent_are_listed_and_disabled_as_plugins(root, tmp_pa
     log = tmp_path / "audit.jsonl"
     status = {info.name: info.status for info in host_for([root], audit_log=str(log)).plugins}
     assert status["fsmcp.audit"] == status["fsmcp.consent"] == "default"
-    assert "fsmcp.audit" not in {info.name for info in host_for([root]).plugins}  # no log named, none kept
+    unlogged = host_for([root])  # no log named, none kept: listed, and why it is off
+    assert not unlogged.pm.has_plugin("fsmcp.audit")
+    assert {(i.status, i.why) for i in unlogged.plugins if i.name == "fsmcp.audit"} == {("disabled", "no audit_log (--audit-log FILE)")}
 
     host = host_for([root], entry_points=True, enable=["read"], audit_log=str(log), disable=["fsmcp.audit", "fsmcp.consent"])
     status = {info.name: info.status for info in host.plugins}
@@ -133,4 +135,4 @@ def test_consent_is_not_registered_where_the_operator_lets_nobody_be_asked(root)
     asks = host_for([root], entry_points=True, enable=["read"])
     quiet = host_for([root], entry_points=True, enable=["read"], ask_user=False)
     assert asks.pm.has_plugin("fsmcp.consent") and not quiet.pm.has_plugin("fsmcp.consent")
-    assert "fsmcp.consent" not in {p.name for p in quiet.plugins}
+    assert {(p.status, p.why) for p in quiet.plugins if p.name == "fsmcp.consent"} == {("disabled", "ask_user = false (--no-ask)")}

@@ -108,7 +108,7 @@ class AuditLog:
 
     @contextmanager
     def recording(
-        self, session: str, tool: str, arguments: dict[str, Any] | None, notes: dict[str, Any], changes: list[str],
+        self, session: str, tool: str | None, arguments: dict[str, Any] | None, notes: dict[str, Any], changes: list[str],
     ) -> Iterator[dict[str, Any]]:
         """Around one call: set ``outcome`` in the yielded dict; the line is written at the end.
 

@@ -153,7 +153,8 @@ def fsmcp_around_call(call: ToolCall, settings: Settings) -> Around | None:
     returns None, and costs the call nothing more; one that wraps it returns an async function
     ``around(run)`` that awaits ``run()`` (the rest of the call: the wrappers inside this one,
     then the tool) and returns the outcome, a :class:`fsmcp.ToolResult` or the
-    :class:`fsmcp.ToolError` it met, which the host then formats. ``around`` may await ``run()``
+    :class:`fsmcp.ToolError` it met, which the host then formats (inside the outermost
+    ``around``, whose ``run()`` raises when the formatter fails). ``around`` may await ``run()``
     more than once (consent runs the call again with the paths the user allowed), or not at all
     and answer with a :class:`fsmcp.ToolError` itself. The host's audit log (``fsmcp.audit``)
     and consent (``fsmcp.consent``) are such wrappers. The plugin named ``fsmcp.consent`` (the
@@ -169,7 +170,11 @@ def fsmcp_around_call(call: ToolCall, settings: Settings) -> Around | None:
     :param call: The call as the client made it: ``name``, ``arguments`` (not yet validated),
         ``tool`` (None for a name this server does not offer), ``session`` (the connection's
         id) and ``asking`` (how the transport can ask the client's user, or None);
-        ``call.note(name=value)`` adds a field to the call's audit line, wherever ``around`` runs.
+        ``call.note(name=value)`` adds a field to the call's audit line, wherever ``around`` runs;
+        ``call.refused`` is the JSON-RPC error code of a call the transport refused before any
+        tool ran (malformed params): it is wrapped too, ``run()`` answers it with an
+        ``INVALID_PARAMS`` error, and the client gets the transport's error whatever ``around``
+        returns.
     :param settings: The server's settings.
     :return: None, or ``around``. Exceptions other than a cancellation are the plugin's bug:
         they end the call with the transport's internal error.

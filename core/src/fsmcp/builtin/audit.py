@@ -35,8 +35,11 @@ class Audit:
 
     @hookimpl(tryfirst=True)
     def fsmcp_around_call(self, call: ToolCall) -> Around:
+        # A call the transport refused may name no tool (its params had no string name).
+        tool = call.name or None
+
         async def around(run: Callable[[], Awaitable[Outcome]]) -> Outcome:
-            with self.log.recording(call.session, call.name, call.arguments, call.notes, call.changed) as line:
+            with self.log.recording(call.session, tool, call.arguments, call.notes, call.changed) as line:
                 try:
                     outcome = await run()
                 except anyio.get_cancelled_exc_class():
@@ -51,4 +54,10 @@ class Audit:
                     line["outcome"] = "input_required"
             return outcome
 
-        return around
+        async def refused(run: Callable[[], Awaitable[Outcome]]) -> Outcome:
+            # The client gets the transport's error, whatever the wrappers inside do.
+            with self.log.recording(call.session, tool, call.arguments, call.notes, call.changed) as line:
+                line["outcome"], line["jsonrpcError"] = ErrorCode.INVALID_PARAMS.value, call.refused
+                return await run()
+
+        return around if call.refused is None else refused

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from ..paths import dirfd, restore
-from ..paths.change import Change
+from ..paths.change import Change, refuse_read_only
 from ..api.config import Settings
 from ..api.errors import ErrorCode, ToolError
 from ..paths.fs import FileSystem, kind_of
@@ -224,7 +224,7 @@ class _Pending:
 
 
 class Journal:
-    """The host's change journal; a plugin registered as ``fsmcp.journal`` unless ``journal = "off"``."""
+    """The host's change journal; a plugin registered as ``fsmcp.journal`` unless ``journal = "off"`` or ``disable`` names it."""
 
     def __init__(self, directory: Path, max_bytes: int, max_changes: int):
         # Its real path, fixed at start, as the start compared it with the roots (no root holds
@@ -609,6 +609,7 @@ class Journal:
                 raise ToolError(ErrorCode.INVALID_PARAMS, f"change {meta['id']} cannot be undone: {meta['reason']}")
             # The path policy, secrets included, as for any change: each path's own real path.
             items = [(fs.resolve(r["path"], Access.WRITE, follow_links=False), r) for r in meta["records"]]
+            refuse_read_only(fs.call.tool, [p for p, _ in items])
             for p, r in items:
                 if str(p.path) != r["path"]:
                     # A path is kept by its real path: now reached elsewhere, a link stands on the way

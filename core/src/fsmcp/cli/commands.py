@@ -137,9 +137,13 @@ def main(argv: list[str] | None = None) -> int:
         console.say(host.sandbox.describe())
         console.say(host.sandbox.hiding())
         offered_tools = set(host.tools)
-        for info in sorted(host.plugins, key=lambda i: (i.status == "default", i.name)):
+        from ..run.plugins import BUILT_IN
+
+        # The host's own last; a plugin that replaces one (the same name) before it.
+        for info in sorted(host.plugins, key=lambda i: (i.name in BUILT_IN and not i.distribution, i.name)):
             version = f"{info.distribution} {info.version}" if info.distribution else "built in"
-            status = info.status if not info.error else f"{info.status}: {info.error}"
+            detail = info.error or info.why
+            status = f"{info.status}: {detail}" if detail else info.status
             shown = [t if t in offered_tools else f"{t} (disabled)" for t in info.tools]
             print(f"{info.name:<14} {version:<24} {status}" + (f"  tools: {', '.join(shown)}" if shown else ""))
         return 0

@@ -11,7 +11,24 @@ from typing import Any
 import anyio
 
 from ..api import audit
+from ..api.errors import ErrorCode, ToolError
 from .roots import ResolvedPath
+
+
+def refuse_read_only(tool: Any, paths: Iterable[ResolvedPath]) -> None:
+    """Raise when ``tool`` (the tool of the call about to change ``paths``, None for the host's own
+    work) is declared read-only (``readOnlyHint``): asked by every primitive that changes files,
+    and by an undo, before anything changes."""
+    if tool is None or not tool.annotations.read_only:
+        return
+    where = ", ".join(str(p.path) for p in list(paths)[:3])
+    # A plugin's bug, not the client's, and a hole were it let through: a read-only tool may run on
+    # the event loop (quick), and consent lets it reach a protected path its user allowed it to read.
+    raise ToolError(
+        ErrorCode.INTERNAL_ERROR,
+        f"{tool.name} (plugin {tool.plugin}) is declared read-only (readOnlyHint) but tried to change {where}; nothing "
+        "was changed. The plugin is at fault: its author must declare the tool as one that changes files",
+    )
 
 
 class Change:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 from . import consent, dirfd, temporaries
 from .roots import MAX_HOPS, Access, Confinement, Created, Place, ResolvedPath, loop_error, shown
 from ..api.errors import ErrorCode, OffLoop, ToolError
+from .change import refuse_read_only
 from .guard import Guard
 from .policy import PathPolicy
 from .snapshot import NOT_WATCHED, Snapshot, noting
@@ -122,6 +123,7 @@ class _NoCall:
     to announce to, never cancelled, never on the event loop."""
 
     change: Change | None = None
+    tool = None
     on_loop = False
 
     @staticmethod
@@ -194,6 +196,7 @@ class FileSystem:
         the change left, for a rollback (``whole``, ``moving``, ``arrived``: see :func:`noting`)."""
         for p in paths:
             self.guard.hold(p.path)
+        refuse_read_only(self.call.tool, paths)
         # Before anything changes (under the files' locks): the call's change hooks (the journal) see the old state.
         change = self.call.change
         if change is None:

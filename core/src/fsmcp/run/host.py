@@ -14,7 +14,7 @@ from ..sandbox.programs import Sandbox
 from ..paths.policy import NoPolicy, PathPolicy
 from ..paths.guard import Guard
 from ..paths.locks import FileLocks
-from .plugins import PluginError, PluginInfo, collect_tools, load_plugins, offered
+from .plugins import BUILT_IN, PluginError, PluginInfo, collect_tools, load_plugins, offered
 from ..builtin.journal import NAME as JOURNAL
 from ..api.tools import ToolResult
 from ..paths.roots import Access, LocalRoots, RootSet
@@ -93,7 +93,9 @@ class Host:
         entry_points: bool = True,
         roots: RootSet | None = None,
     ) -> Host:
-        """Plugins loaded and checked; ``roots``, when given, were made (and warned about) already."""
+        """Plugins loaded and checked. ``roots``, when given, were made (and warned about) already,
+        and the journal's place checked and a killed server's temporaries swept, as ``fsmcp serve``
+        on stdio does before its cached tool list answers (once a start is enough)."""
         if roots is None:
             try:
                 roots, warnings = RootSet.from_specs(settings.roots, read_only=settings.read_only)
@@ -101,11 +103,11 @@ class Host:
                 raise HostError(str(exc)) from None
             for warning in warnings:
                 log.warning(warning)
-        try:
-            journal_place.prepare(settings, (r.path for r in roots.operator))
-            temporaries.sweep([r.path for r in roots.operator], journal_place.kept(settings), read_only=settings.read_only)
-        except ValueError as exc:
-            raise HostError(str(exc)) from None
+            try:
+                journal_place.prepare(settings, (r.path for r in roots.operator))
+                temporaries.sweep([r.path for r in roots.operator], journal_place.kept(settings), read_only=settings.read_only)
+            except ValueError as exc:
+                raise HostError(str(exc)) from None
         # A plugin that warns while it loads or registers (a program it needs is missing) makes
         # the start one not to keep for the next (catalog.py), which would start without saying it.
         said = _Warnings()
@@ -163,7 +165,7 @@ class Host:
             if unknown:
                 raise HostError(
                     f"{option} names {', '.join(map(repr, unknown))}, which is no installed plugin or tool; "
-                    f"plugins: {', '.join(sorted(p.name for p in self.plugins if p.status != 'default')) or '(none)'} "
+                    f"plugins: {', '.join(sorted(p.name for p in self.plugins if p.name not in BUILT_IN)) or '(none)'} "
                     "(fsmcp plugins lists them with their tools)"
                 )
 

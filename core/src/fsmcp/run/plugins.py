@@ -33,6 +33,8 @@ from ..api.tools import Tool
 log = logging.getLogger("fsmcp")
 
 DEFAULT_PLUGINS = (("fsmcp.roots", roots_policy), ("fsmcp.text", text_format), ("fsmcp.json", json_format), (consent.NAME, consent))
+BUILT_IN = frozenset({*(name for name, _ in DEFAULT_PLUGINS), SECRETS, JOURNAL, AUDIT})
+"""The host's own plugins: each listed by ``fsmcp plugins``, whether it runs or not."""
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
 
 
@@ -46,8 +48,11 @@ class PluginInfo:
     dist: Any = None
     """The ``importlib.metadata.Distribution`` that installed it, if any."""
     status: str = "enabled"
-    """``enabled``, ``disabled`` (blocked by the operator), ``failed`` (did not import) or ``default``."""
+    """``enabled``, ``disabled`` (by the operator), ``failed`` (did not import) or ``default``."""
     error: str | None = None
+    """Why it failed."""
+    why: str | None = None
+    """Why a built-in is disabled when the operator did not name it (the setting that turns it off)."""
     tools: list[str] = field(default_factory=list)
 
     # Read when shown: each parses the distribution's metadata, which start-up does not need.
@@ -82,29 +87,36 @@ def load_plugins(
     for name in settings.disable:
         pm.set_blocked(name)
     for name, module in DEFAULT_PLUGINS:
+        info = PluginInfo(name, status="default")
+        infos.append(info)
         if pm.is_blocked(name):
-            infos.append(PluginInfo(name, status="disabled"))
-            continue
-        if module is consent and not settings.ask_user:
-            continue  # asks nobody: it would be asked at every call only to say so (listed as the audit log without one is not)
-        pm.register(module, name=name)
-        infos.append(PluginInfo(name, status="default"))
+            info.status = "disabled"
+        elif module is consent and not settings.ask_user:
+            # It would be asked at every call only to say that it asks nobody.
+            info.status, info.why = "disabled", "ask_user = false (--no-ask)"
+        else:
+            pm.register(module, name=name)
     if pm.is_blocked(SECRETS):
         infos.append(PluginInfo(SECRETS, status="disabled"))
     else:
         pm.register(Secrets(settings), name=SECRETS)
         infos.append(PluginInfo(SECRETS, status="default"))
-    # Listed when the operator keeps a log, or disables it by name.
+    audit_info = PluginInfo(AUDIT, status="default")
+    infos.append(audit_info)
     audit = None if pm.is_blocked(AUDIT) else Audit.for_settings(settings)
     if pm.is_blocked(AUDIT):
-        infos.append(PluginInfo(AUDIT, status="disabled"))
-    elif audit is not None:
-        audit_info = PluginInfo(AUDIT, status="default")
-        infos.append(audit_info)
-    journal = Journal.for_settings(settings)
-    if journal is not None and not pm.is_blocked(JOURNAL):
+        audit_info.status = "disabled"
+    elif audit is None:
+        audit_info.status, audit_info.why = "disabled", "no audit_log (--audit-log FILE)"
+    journal_info = PluginInfo(JOURNAL, status="default")
+    infos.append(journal_info)
+    journal = None if pm.is_blocked(JOURNAL) else Journal.for_settings(settings)
+    if pm.is_blocked(JOURNAL):
+        journal_info.status = "disabled"
+    elif journal is None:
+        journal_info.status, journal_info.why = "disabled", 'journal = "off" (--journal off)'
+    else:
         pm.register(journal, name=JOURNAL)
-        infos.append(PluginInfo(JOURNAL, status="default"))
     if entry_points:
         infos.extend(_load_entry_points(pm, settings))
     for name, plugin in extra:
@@ -116,7 +128,7 @@ def load_plugins(
         _register(pm, plugin, info)
     if audit is not None:
         if pm.has_plugin(AUDIT):
-            audit_info.status = "disabled"  # a plugin of that name replaces it
+            audit_info.status, audit_info.why = "disabled", "replaced by a plugin of this name"
         else:
             # Registered last, its tryfirst wrapper is the outermost (pluggy calls the last registered
             # of a kind first): a tryfirst wrapper of another plugin that refuses the call is inside

@@ -75,6 +75,11 @@ class ToolCall:
     """Fields for the call's audit line (:meth:`note`)."""
     changed: list[str] = field(default_factory=list)
     """The paths the call changed, as its change announced them (for the audit line's ``paths``)."""
+    refused: int | None = None
+    """The JSON-RPC error code the transport answered the call with before any tool ran (its
+    params malformed, or sent before ``initialize``), or None. Such a call is wrapped as any
+    other, ``run()`` answers it with an ``INVALID_PARAMS`` error, and the client gets the
+    transport's error whatever the wrappers return."""
 
     def note(self, **fields: Any) -> None:
         """Add fields to the call's audit line, as ``fsmcp.audit_note`` does from the call's own code.
@@ -150,11 +155,46 @@ class CallRunner:
 
             # The implementation pluggy calls first is the outermost: it sees the call first.
             chain: Callable[[], Awaitable[Outcome]] = run
-            for around in reversed(arounds):
+            for around in reversed(arounds[1:]):
                 chain = partial(around, chain)
+            # The outcome is formatted inside the outermost wrapper (the audit log's): a formatter
+            # that fails ends the call with the transport's internal error, and the wrapper sees
+            # that, not the outcome it would have had.
+            formatted: list[Any] = []
+
+            async def formatting(inner: Callable[[], Awaitable[Outcome]]) -> Outcome:
+                outcome = await inner()
+                formatted[:] = outcome, self.format(tool, outcome)
+                return outcome
+
             with noting(call.notes, call.changed):
-                outcome = await chain()
-        return self.format(tool, outcome)
+                outcome = await arounds[0](partial(formatting, chain))
+            if formatted and formatted[0] is outcome:
+                return formatted[1]
+        return self.format(tool, outcome)  # the outermost wrapper's own answer (or none)
+
+    async def refused(self, name: Any, arguments: Any, code: int, message: str, *, session: Session | None = None) -> None:
+        """A tools/call the transport refused with the JSON-RPC error ``code`` before any tool ran:
+        the wrappers see it as a call (:attr:`ToolCall.refused`), so that it has its audit line.
+        The client's answer is the transport's; a wrapper's failure is only logged."""
+        name = name if isinstance(name, str) else ""
+        with in_session(session) as client:
+            call = ToolCall(name, arguments if isinstance(arguments, dict) else None, self.host.tools.get(name), client.id, None, refused=code)
+            try:
+                arounds = self._around(call=call, settings=self.host.settings)
+                if not arounds:
+                    return
+
+                async def run() -> Outcome:
+                    return ToolError(ErrorCode.INVALID_PARAMS, message)
+
+                chain: Callable[[], Awaitable[Outcome]] = run
+                for around in reversed(arounds):
+                    chain = partial(around, chain)
+                with noting(call.notes, call.changed):
+                    await chain()
+            except Exception:
+                log.exception("a wrapper (fsmcp_around_call) failed on a tools/call the transport refused")
 
     def call_now(self, name: str, arguments: dict[str, Any] | None, *, session: Session | None = None) -> dict[str, Any] | NotNow | None:
         """A quick tool's call (:attr:`Tool.quick`) run to its end without awaiting, for a transport

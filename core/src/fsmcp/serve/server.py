@@ -7,10 +7,13 @@ stand alone without a session); stdio has its own transport (``stdio.py``).
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
+from contextvars import ContextVar
 from typing import Any
 
 from mcp import MCPDeprecationWarning, types
 from mcp.server import Server, ServerRequestContext
+from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data
 from pydantic import BaseModel, ConfigDict
 
 from ..api import __version__
@@ -22,6 +25,8 @@ from ..run.host import Host
 _STATE_KEY = "fsmcp.client_roots"
 _SESSION_KEY = "fsmcp.session"
 _OFFERS_ROOTS = types.ClientCapabilities(roots=types.RootsCapability())
+_served: ContextVar[list[bool] | None] = ContextVar("fsmcp_call_served", default=None)
+"""Marked by the tools/call handler: the SDK did not refuse the call."""
 
 
 class _AnyResult(BaseModel):
@@ -54,6 +59,8 @@ def build_server(host: Host) -> Server[Any]:
         return types.ListToolsResult(tools=tools)
 
     async def on_call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
+        if (served := _served.get()) is not None:
+            served.append(True)
         client = _client_roots(ctx, host)
         if not client.known and ctx.session.check_client_capability(_OFFERS_ROOTS):
 
@@ -77,11 +84,28 @@ def build_server(host: Host) -> Server[Any]:
     async def on_roots_list_changed(ctx: ServerRequestContext[Any], params: types.NotificationParams | None) -> None:
         _client_roots(ctx, host).changed()  # asked again before the next tool call, which then sees the new roots
 
+    async def refusals(ctx: ServerRequestContext[Any], call_next: Any) -> Any:
+        """A tools/call the SDK refuses before the handler (its params malformed) has its audit line, as over stdio."""
+        if ctx.method != "tools/call":
+            return await call_next(ctx)
+        served: list[bool] = []
+        token = _served.set(served)
+        try:
+            return await call_next(ctx)
+        except Exception as exc:
+            error = handler_exception_to_error_data(exc)
+            if error is not None and not served:
+                asked = ctx.params if isinstance(ctx.params, Mapping) else {}
+                await host.runner.refused(asked.get("name"), asked.get("arguments"), error.code, error.message, session=_session(ctx))
+            raise
+        finally:
+            _served.reset(token)
+
     with warnings.catch_warnings():
         # Roots are deprecated as of 2026-07-28, but handshake-era clients still send
         # roots/list_changed, and honouring it is how their roots stay current.
         warnings.simplefilter("ignore", MCPDeprecationWarning)
-        return Server(
+        server = Server(
             "fsmcp",
             version=__version__,
             instructions=host.instructions(),
@@ -89,3 +113,5 @@ def build_server(host: Host) -> Server[Any]:
             on_call_tool=on_call_tool,
             on_roots_list_changed=on_roots_list_changed,
         )
+    server.middleware.append(refusals)  # inside the SDK's own (telemetry): it sees each request's params as sent
+    return server

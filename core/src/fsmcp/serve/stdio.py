@@ -222,17 +222,15 @@ class Connection:
             self.notified(method, params)
             return
         try:
-            if params is not None and not isinstance(params, dict):
-                raise Refusal(INVALID_PARAMS, f"the params of {method} must be an object")
-            if self.modern:
-                self.check_envelope(method, params or {})
-            elif method != "initialize" and _enveloped(params):
-                raise Refusal(INVALID_REQUEST, "this connection opened with initialize: requests carrying the 2026-07-28 envelope are not accepted on it")
-            elif not self.initialized and method not in ("initialize", "ping"):
-                raise Refusal(INVALID_REQUEST, f"{method} before initialize: the connection starts with initialize")
-            if wrong := shapes.initialize(params) if method == "initialize" else shapes.check(method, params or {}):
-                raise Refusal(INVALID_PARAMS, wrong)
-            params = params or {}
+            self.check(method, params)
+        except Refusal as refusal:
+            if method == "tools/call":  # a call all the same: it has its audit line
+                asked = params if isinstance(params, dict) else {}
+                await self.host.runner.refused(asked.get("name"), asked.get("arguments"), refusal.code, refusal.message, session=self.own_session())
+            await self.error(id_, refusal.code, refusal.message, refusal.data)
+            return
+        params = params or {}
+        try:
             if method == "tools/call":
                 done = self.call_now(params)
                 if isinstance(done, dict):
@@ -249,6 +247,19 @@ class Connection:
             await self.error(id_, refusal.code, refusal.message, refusal.data)
             return
         await self.reply(id_, result)
+
+    def check(self, method: str, params: Any) -> None:
+        """Raise the :class:`Refusal` a request gets before it is served (its params, its era, the handshake)."""
+        if params is not None and not isinstance(params, dict):
+            raise Refusal(INVALID_PARAMS, f"the params of {method} must be an object")
+        if self.modern:
+            self.check_envelope(method, params or {})
+        elif method != "initialize" and _enveloped(params):
+            raise Refusal(INVALID_REQUEST, "this connection opened with initialize: requests carrying the 2026-07-28 envelope are not accepted on it")
+        elif not self.initialized and method not in ("initialize", "ping"):
+            raise Refusal(INVALID_REQUEST, f"{method} before initialize: the connection starts with initialize")
+        if wrong := shapes.initialize(params) if method == "initialize" else shapes.check(method, params or {}):
+            raise Refusal(INVALID_PARAMS, wrong)
 
     def check_envelope(self, method: str, params: dict[str, Any]) -> None:
         """A 2026-07-28 request carries the protocol version and the client's capabilities."""

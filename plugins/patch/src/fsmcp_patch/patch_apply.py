@@ -30,7 +30,7 @@ def patch_apply(args: PatchApplyInput, ctx: ToolContext) -> ToolResult:
     plan = Plan(ctx, args.path, sections, fmt)
     plan.run()
     if not args.dry_run:
-        commit(ctx.fs, plan.changed())
+        commit(ctx, plan.changed())
     lines = [_line(r, args.dry_run, fmt.noun) for r in plan.reports]
     if args.dry_run:
         lines.insert(0, f"dry run: every {fmt.noun} applies; nothing was written.")
