@@ -7,7 +7,7 @@ import os
 import stat
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 from . import dirfd, temporaries
@@ -361,20 +361,12 @@ class _Noting:
                 item[0]._after(item[1], None, self.arrived)
 
 
-class _NotWatched:
-    __slots__ = ()
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
+NOT_WATCHED: nullcontext[None] = nullcontext()
+"""What a change no snapshot watches holds around itself: nothing to note (the standard
+library's, so that a call no rollback watches never enters this module)."""
 
 
-NOT_WATCHED = _NotWatched()
-
-
-def noting(snapshots: list[Snapshot], paths: tuple[ResolvedPath, ...], *, whole: bool, moving: bool = False, arrived: bool = False) -> _Noting | _NotWatched:
+def noting(snapshots: list[Snapshot], paths: tuple[ResolvedPath, ...], *, whole: bool, moving: bool = False, arrived: bool = False) -> _Noting | nullcontext[None]:
     """Before a primitive of the call changes ``paths`` (their locks held): each watched one is
     saved by the call's first snapshot that has it or watches it (``whole``: a directory there may
     go as a whole). The ``with`` block around the change then notes what it left. ``moving``: a
