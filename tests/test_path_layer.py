@@ -59,7 +59,7 @@ def test_a_calls_context_is_freed_without_the_garbage_collector(tmp_path: Path):
     # ctx.fs refers to its call and ctx to its file system: a cycle would leave every call's
     # context to the collector, whose passes over the heap slow every warm call.
     host = host_for([tmp_path], entry_points=True)
-    ctx = ToolContext(fs=host.fs, settings=host.settings, tool=host.tools["read_file"])
+    ctx = ToolContext(fs=host.fs, settings=host.settings, tool=host.tools["write_file"])
     ctx.fs.write_atomic("a.txt", b"a\n")
     gone = weakref.ref(ctx)
     gc.disable()

@@ -257,6 +257,14 @@ class CallRunner:
         tool = self.host.tools.get(name)
         if tool is None:
             return ToolError(ErrorCode.INVALID_PARAMS, self.host.unknown_tool(name))
+        if caller is not None and caller.tool.annotations.read_only and not tool.annotations.read_only:
+            # Held to its word as its own changes are (paths.change.refuse_read_only): its call has
+            # no change the other's could add to, and no journal would record it.
+            return ToolError(
+                ErrorCode.INTERNAL_ERROR,
+                f"{caller.tool.name} (plugin {caller.tool.plugin}) is declared read-only (readOnlyHint) but tried to run {name}, "
+                "which changes files; nothing was changed. The plugin is at fault: its author must declare the tool as one that changes files",
+            )
         prepared = self._prepare(tool, arguments, send_progress, budget, caller)
         if isinstance(prepared, ToolError):
             return prepared
