@@ -80,6 +80,9 @@ class Snapshot:
         self.stayed: dict[Path, Path] = {}
         """After :meth:`restore`: paths left where the call had moved another path's content, that
         path being kept: each holds the only copy of what the other held before."""
+        self.copies: Path | None = None
+        """After a :meth:`restore` that failed: the directory of the saved copies, kept for good
+        (no later start sweeps it): they may be the only place the old contents are."""
         watchers.append(self)
 
     def add(self, p: ResolvedPath) -> None:
@@ -201,7 +204,9 @@ class Snapshot:
                         self._chmod(r.path, r.mode)
         except ToolError as exc:
             # A link swapped in on the way out of the roots: as much a failure to restore as a full disk.
-            raise PermissionError(errno.EACCES, exc.message) from None
+            raise PermissionError(errno.EACCES, f"{exc.message}; {self._keep()}") from None
+        except OSError as exc:
+            raise OSError(exc.errno, f"{exc.strerror or exc}; {self._keep()}") from None
         finally:
             self._restored(*self._records)
         others = {r.path.path for r in todo if r.others}
@@ -280,6 +285,15 @@ class Snapshot:
     def _unwatch(self) -> None:
         if self in self._watchers:
             self._watchers.remove(self)
+
+    def _keep(self) -> str:
+        """The saved copies kept for good after a failed restore, and where each is, said."""
+        self._unwatch()
+        temporaries.LEDGER.done(self._noted)  # no longer a temporary: the next start must not sweep it
+        self.copies = self._store
+        saved = [f"{r.path.path} in {self._store / r.copy}" for r in self._records.values() if r.copy is not None]
+        more = f" and {len(saved) - 10} more in {self._store}" if len(saved) > 10 else ""
+        return f"the saved copies are kept: {', '.join(saved[:10])}{more}" if saved else f"the saved copies are kept in {self._store}"
 
     def discard(self) -> None:
         self._unwatch()

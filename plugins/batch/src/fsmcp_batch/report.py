@@ -120,7 +120,7 @@ def _summary(run: Run) -> str:
     if run.rollback_failures:
         return (
             f"{line} ROLLBACK INCOMPLETE: these could not be put back: {'; '.join(run.rollback_failures)}. "
-            "Their saved copies are kept in the server's temporary directory (fsmcp-snapshot-*)."
+            "Their saved copies stay where each says until you remove them: read them to put back what you need."
         )
     if run.rolled_back and run.kept:
         undone = f"the changes of {_operations(changed)} were undone" if changed else "no operation had changed anything"

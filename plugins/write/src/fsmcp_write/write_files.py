@@ -32,7 +32,13 @@ def write_files(args: WriteFilesInput, ctx: ToolContext) -> ToolResult:
             ctx.check_cancelled()
             done.append((target, data, ctx.fs.write_atomic(target, data)))
     except BaseException as exc:
-        snapshot.restore()
+        try:
+            snapshot.restore()
+        except OSError as failed:
+            if not isinstance(exc, ToolError):
+                raise
+            # The call's own failure first: the rollback's only says what it could not do after it.
+            raise ToolError(exc.code, f"{exc.message}. Putting back the {len(done)} file(s) written before it failed too: {failed.strerror or failed}", exc.details) from None
         if isinstance(exc, ToolError) and done:
             if snapshot.kept:
                 raise ToolError(exc.code, f"{exc.message}. The {len(done)} file(s) written before it were put back, {snapshot.kept_note()}", exc.details) from None
