@@ -1,6 +1,6 @@
-"""A rollback that could not put a file back keeps its saved copy ("Their saved copies are kept in
-the server's temporary directory"); with the journal off that copy is the only one left of the
-file's content, so the next start of a server must not delete it as a temporary left behind.
+"""A rollback that could not put a file back keeps its saved copy (its error names where); with the
+journal off that copy is the only one left of the file's content, so the next start of a server
+must not delete it as a temporary left behind.
 
 Two processes, one after the other: the first runs a transactional batch whose rollback meets a
 directory made read-only (a read-only bind mount the test's ``fsmcp_before_change`` puts over it
