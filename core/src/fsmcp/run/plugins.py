@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -101,21 +101,9 @@ def load_plugins(
     else:
         pm.register(Secrets(settings), name=SECRETS)
         infos.append(PluginInfo(SECRETS, status="default"))
-    audit_info = PluginInfo(AUDIT, status="default")
-    infos.append(audit_info)
-    audit = None if pm.is_blocked(AUDIT) else Audit.for_settings(settings)
-    if pm.is_blocked(AUDIT):
-        audit_info.status = "disabled"
-    elif audit is None:
-        audit_info.status, audit_info.why = "disabled", "no audit_log (--audit-log FILE)"
-    journal_info = PluginInfo(JOURNAL, status="default")
-    infos.append(journal_info)
-    journal = None if pm.is_blocked(JOURNAL) else Journal.for_settings(settings)
-    if pm.is_blocked(JOURNAL):
-        journal_info.status = "disabled"
-    elif journal is None:
-        journal_info.status, journal_info.why = "disabled", 'journal = "off" (--journal off)'
-    else:
+    audit = _built_in(pm, infos, AUDIT, lambda: Audit.for_settings(settings), "no audit_log (--audit-log FILE)")
+    journal = _built_in(pm, infos, JOURNAL, lambda: Journal.for_settings(settings), 'journal = "off" (--journal off)')
+    if journal is not None:
         pm.register(journal, name=JOURNAL)
     if entry_points:
         infos.extend(_load_entry_points(pm, settings))
@@ -136,6 +124,21 @@ def load_plugins(
             pm.register(audit, name=AUDIT)
     _drop_unmatched_hooks(pm, infos)
     return pm, infos
+
+
+def _built_in(pm: pluggy.PluginManager, infos: list[PluginInfo], name: str, make: Callable[[], Any], off: str) -> Any:
+    """The built-in ``name`` that ``make()`` builds (None where the setting ``off`` names turns it
+    off), unless a plugin of that name replaced it or configuration disabled it; its line of
+    ``fsmcp plugins`` goes to ``infos`` either way."""
+    info = PluginInfo(name, status="default")
+    infos.append(info)
+    if pm.is_blocked(name):
+        info.status = "disabled"
+        return None
+    made = make()
+    if made is None:
+        info.status, info.why = "disabled", off
+    return made
 
 
 def _register(pm: pluggy.PluginManager, plugin: object, info: PluginInfo) -> None:
