@@ -7,6 +7,7 @@ Apart from :mod:`fsmcp.builtin.journal` so that a start answered from the tool-l
 from __future__ import annotations
 
 import os
+import re
 import stat as stat_mod
 from collections.abc import Iterable
 from pathlib import Path
@@ -65,12 +66,70 @@ def prepare(settings: Settings, roots: Iterable[Path]) -> None:
         return
     real = Path(os.path.realpath(directory))
     fix = 'set journal = DIR (--journal DIR) to a directory outside every root, or journal = "off" to keep no journal'
+    found = mounts()
     for root in roots:
         if real == root or real.is_relative_to(root):
             raise ValueError(f"the change journal {real} lies inside the root {root}, where tools would reach the copies it keeps; {fix}")
         if root == real or root.is_relative_to(real):
             raise ValueError(f"the root {root} lies inside the change journal {real}; {fix}")
+        if meet(found, real, root):
+            raise ValueError(f"the change journal {real} and the root {root} are one place through a mount (a bind mount shows a directory under a second name), where tools would reach the copies it keeps; {fix}")
     private_dir(real, "the change journal", fix, "plant changes that an undo would write into the roots", "the copies")
+
+
+# -- one place under two names ------------------------------------------------------------------
+# A bind mount shows a directory of a file system at a second path, which real paths do not see:
+# the journal mounted inside a root (or a root's directory mounted where the journal lives) is
+# the same place. Each path is taken to where it lies in its file system (the device, and the
+# path from that file system's top: /proc/self/mountinfo), with every mount below it.
+
+
+def mounts() -> list[tuple[str, str, str]]:
+    """(device, the mounted directory's path in its file system, where it is mounted), in mount order."""
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return []  # no /proc: the check by real paths is all there is
+    found = []
+    for line in lines:
+        fields = line.split(" ")
+        if len(fields) > 4:
+            found.append((fields[2], _unescaped(fields[3]), _unescaped(fields[4])))
+    return found
+
+
+def _unescaped(field: str) -> str:
+    # mountinfo writes a space, a tab, a newline and a backslash in a path as \040, \011, \012, \134.
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
+
+
+def _places(mounts: list[tuple[str, str, str]], path: Path) -> list[tuple[str, str]]:
+    """Where ``path`` and everything mounted below it lie: (device, path in that file system)."""
+    text = str(path)
+    covering = None
+    below = []
+    for device, top, point in mounts:
+        if text == point or text.startswith(point.rstrip("/") + "/"):
+            if covering is None or len(point) >= len(covering[2]):
+                covering = (device, top, point)  # the last, longest: what is on top there
+        elif point.startswith(text.rstrip("/") + "/"):
+            below.append((device, top))
+    places = below
+    if covering is not None:
+        device, top, point = covering
+        rest = os.path.relpath(text, point)
+        places.append((device, os.path.normpath(os.path.join(top, rest)) if rest != "." else top))
+    return places
+
+
+def meet(table: list[tuple[str, str, str]], a: Path, b: Path) -> bool:
+    """Whether ``a`` and ``b`` (real paths) reach one place of a file system, one within the other."""
+
+    def within(x: str, y: str) -> bool:
+        return x == y or x.startswith(y.rstrip("/") + "/")
+
+    return any(da == db and (within(pa, pb) or within(pb, pa)) for da, pa in _places(table, a) for db, pb in _places(table, b))
 
 
 def private_dir(real: Path, what: str, fix: str, could: str, kept: str | None = None) -> None:

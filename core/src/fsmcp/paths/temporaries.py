@@ -33,7 +33,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from . import dirfd
+from . import dirfd, state
 from .state import private_dir
 from ..api.jsontext import too_deep
 
@@ -80,8 +80,9 @@ def prepare(roots: Iterable[Path], journal: Path | None = None) -> Path:
     directory = place(journal)
     real = Path(os.path.realpath(directory))
     fix = "set XDG_STATE_HOME to a directory of this user's outside every root" if journal is None else "set journal = DIR outside every root"
+    mounts = state.mounts()
     for root in roots:
-        if real == root or real.is_relative_to(root) or root.is_relative_to(real):
+        if real == root or real.is_relative_to(root) or root.is_relative_to(real) or state.meet(mounts, real, root):
             raise ValueError(f"the ledger of the server's temporary files, {real}, and the root {root} overlap; {fix}")
     private_dir(real, "the ledger of the server's temporary files", fix, "choose what a start deletes")
     return real
