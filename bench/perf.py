@@ -199,9 +199,11 @@ def tool_chars(params) -> tuple[int, int]:
     hello = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}
     for message in ({"id": 0, "method": "initialize", "params": hello}, {"method": "notifications/initialized"}, {"id": 1, "method": "tools/list"}):
         proc.stdin.write(json.dumps({"jsonrpc": "2.0", **message}).encode() + b"\n")
-    proc.stdin.close()
+    proc.stdin.flush()
     proc.stdout.readline()
     tools = json.loads(proc.stdout.readline())["result"]["tools"]
+    # Closed once answered: a server may end at the end of its input with a request unanswered.
+    proc.stdin.close()
     proc.wait()
     # Each definition as json.dumps writes it: what a client forwards to the model, give or take spaces.
     return len(tools), sum(len(json.dumps(tool)) for tool in tools)
