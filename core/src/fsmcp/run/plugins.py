@@ -101,8 +101,8 @@ def load_plugins(
     else:
         pm.register(Secrets(settings), name=SECRETS)
         infos.append(PluginInfo(SECRETS, status="default"))
-    audit = _built_in(pm, infos, AUDIT, lambda: Audit.for_settings(settings), "no audit_log (--audit-log FILE)")
-    journal = _built_in(pm, infos, JOURNAL, lambda: Journal.for_settings(settings), 'journal = "off" (--journal off)')
+    audit, audit_info = _built_in(pm, infos, AUDIT, lambda: Audit.for_settings(settings), "no audit_log (--audit-log FILE)")
+    journal, _ = _built_in(pm, infos, JOURNAL, lambda: Journal.for_settings(settings), 'journal = "off" (--journal off)')
     if journal is not None:
         pm.register(journal, name=JOURNAL)
     if entry_points:
@@ -126,19 +126,18 @@ def load_plugins(
     return pm, infos
 
 
-def _built_in(pm: pluggy.PluginManager, infos: list[PluginInfo], name: str, make: Callable[[], Any], off: str) -> Any:
+def _built_in(pm: pluggy.PluginManager, infos: list[PluginInfo], name: str, make: Callable[[], Any], off: str) -> tuple[Any, PluginInfo]:
     """The built-in ``name`` that ``make()`` builds (None where the setting ``off`` names turns it
-    off), unless a plugin of that name replaced it or configuration disabled it; its line of
-    ``fsmcp plugins`` goes to ``infos`` either way."""
+    off, or configuration disabled it), and its line of ``fsmcp plugins``, added to ``infos``."""
     info = PluginInfo(name, status="default")
     infos.append(info)
     if pm.is_blocked(name):
         info.status = "disabled"
-        return None
+        return None, info
     made = make()
     if made is None:
         info.status, info.why = "disabled", off
-    return made
+    return made, info
 
 
 def _register(pm: pluggy.PluginManager, plugin: object, info: PluginInfo) -> None:
