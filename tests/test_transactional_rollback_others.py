@@ -117,3 +117,48 @@ async def test_a_rollback_keeps_what_another_session_put_in_a_directory_the_batc
     assert not (root / "new" / "deep").exists(), "the batch's own file and the directory made for it stay"
     assert f"except at {root / 'new'}:" in text, text
     assert "every file is as it was before the batch" not in text, text
+
+
+# A batch that moved a file away, another session having written a new file at the vacated name:
+# the rollback keeps theirs, and must not destroy the moved file's content with it.
+@pytest.mark.anyio
+async def test_a_rollback_that_keeps_the_vacated_name_does_not_destroy_the_moved_file(tmp_path):
+    HOLDING.clear()
+    RELEASE.clear()
+    root = tmp_path.resolve()
+    (root / "a.txt").write_text("the original, before the batch")
+    (root / "f.txt").write_text("f")
+    host = host_for([root], [*PLUGINS, ("holds", Holds())])
+    outcome = {}
+    async with connect(host) as holder, connect(host) as batcher, connect(host) as other:
+        async with anyio.create_task_group() as tg:
+
+            async def holding():
+                outcome["hold"] = await holder.call_tool("hold_file", {"path": "f.txt"})
+
+            async def batch():
+                outcome["batch"] = await batcher.call_tool("batch_operations", {"transactional": True, "operations": [
+                    {"tool": "move_file", "arguments": {"source": "a.txt", "destination": "b.txt"}},
+                    {"tool": "write_file", "arguments": {"path": "f.txt", "content": "x", "expectedVersion": "0000000000000000"}},
+                ]})  # fmt: skip
+
+            tg.start_soon(holding)
+            for _ in range(6000):
+                if HOLDING.is_set():
+                    break
+                await anyio.sleep(0.01)
+            tg.start_soon(batch)
+            for _ in range(6000):  # the first step done, the second waiting for f.txt
+                if (root / "b.txt").exists():
+                    break
+                await anyio.sleep(0.01)
+            written = await other.call_tool("write_file", {"path": "a.txt", "content": "the other session's new file"})
+            assert not written.is_error, text_of(written)
+            RELEASE.set()
+    text = text_of(outcome["batch"])
+    print("batch:", text)
+    contents = {p.name: p.read_text() for p in root.iterdir() if p.is_file()}
+    print("files after the rollback:", contents)
+    assert text.startswith("EDIT_CONFLICT: Batch stopped at operation 2"), text
+    assert contents.get("a.txt") == "the other session's new file"
+    assert "the original, before the batch" in contents.values(), "the rollback destroyed the file the batch had moved"
