@@ -177,7 +177,9 @@ def fsmcp_around_call(call: ToolCall, settings: Settings) -> Around | None:
         returns.
     :param settings: The server's settings.
     :return: None, or ``around``. Exceptions other than a cancellation are the plugin's bug:
-        they end the call with the transport's internal error.
+        raised by ``around``, they end the call with the transport's internal error; raised
+        here, they stop the call before it runs (an ``INTERNAL_ERROR`` result naming the
+        plugin, which the wrappers asked before this one see).
 
     All implementations are called; every ``around`` returned wraps the call.
     """

@@ -106,10 +106,12 @@ class CallRunner:
         self.host = host
         self.in_flight: set[ToolContext] = set()
         """Calls whose tool is still running, including abandoned workers of cancelled calls."""
-        self._around = HotHook(host.pm.hook.fsmcp_around_call)
+        self._around = HotHook(host.pm.hook.fsmcp_around_call, failed=_stops_the_call)
         # Consent wraps only a call whose client can be asked: the others do not enter it.
         consent = host.pm.get_plugin(CONSENT)
-        self._around_unasked = self._around if consent is None else HotHook(host.pm.hook.fsmcp_around_call, without=consent, pm=host.pm)
+        self._around_unasked = (
+            self._around if consent is None else HotHook(host.pm.hook.fsmcp_around_call, without=consent, pm=host.pm, failed=_stops_the_call)
+        )
         # The formatter is the server's, chosen once: by the hook's contract only the one the
         # format setting names answers (an empty result, as the host's start-up probe asks).
         settings = host.settings
@@ -493,14 +495,24 @@ def _noted(out: Any, notes: list[str]) -> Any:
 
 class HotHook:
     """Calls ``caller``'s implementations as described above; with ``without``, every one but that
-    plugin's (``pm``: the plugin manager, whose caller of the others answers when a wrapper is among them)."""
+    plugin's (``pm``: the plugin manager, whose caller of the others answers when a wrapper is among them).
+    ``failed(plugin, exc)``: the answer that stands for an implementation that raised ``exc``
+    (the others are asked all the same); without it, the exception ends the hook's call."""
 
-    def __init__(self, caller: HookCaller, *, without: object = None, pm: PluginManager | None = None):
+    def __init__(
+        self,
+        caller: HookCaller,
+        *,
+        without: object = None,
+        pm: PluginManager | None = None,
+        failed: Callable[[str, Exception], Any] | None = None,
+    ):
         self._caller = caller
         self._without = without
+        self._failed = failed
         self._through_pluggy = caller if pm is None else pm.subset_hook_caller(caller.name, [without])
         self._first = bool(caller.spec and caller.spec.opts.get("firstresult"))
-        self._known: tuple[list[Any], list[tuple[Any, Any]] | None] = ([], None)
+        self._known: tuple[list[Any], list[tuple[Any, Any, str]] | None] = ([], None)
         """The implementations last seen, and how to call them (None: through pluggy); one
         value, so that a thread never pairs one list with another's plan."""
 
@@ -509,18 +521,43 @@ class HotHook:
         seen, plan = self._known
         if impls != seen:
             plain = not any(i.hookwrapper or i.wrapper for i in impls)
-            plan = [(i.function, _arguments(i.argnames)) for i in reversed(impls) if i.plugin is not self._without] if plain else None
+            plan = [(i.function, _arguments(i.argnames), i.plugin_name) for i in reversed(impls) if i.plugin is not self._without] if plain else None
             self._known = impls, plan
         if plan is None:
-            return self._through_pluggy(**kwargs)
+            try:
+                return self._through_pluggy(**kwargs)
+            except Exception as exc:
+                if self._failed is None:
+                    raise
+                return [self._failed("a hook wrapper", exc)]
         answers = []
-        for function, arguments in plan:
-            answer = function(*arguments(kwargs))
+        for function, arguments, plugin in plan:
+            try:
+                answer = function(*arguments(kwargs))
+            except Exception as exc:
+                if self._failed is None:
+                    raise
+                answer = self._failed(plugin, exc)
             if answer is not None:
                 if self._first:
                     return answer
                 answers.append(answer)
         return None if self._first else answers
+
+
+def _stops_the_call(plugin: str, exc: Exception) -> Around:
+    """What stands for a plugin's ``fsmcp_around_call`` that raised when asked: a wrapper that
+    answers INTERNAL_ERROR without running the call (the failed one may have been a policy the
+    call must not go on without); the wrappers asked before it still see the call and its outcome."""
+    log.error("plugin %s's fsmcp_around_call failed", plugin, exc_info=exc)
+
+    async def around(run: Callable[[], Awaitable[Outcome]]) -> Outcome:
+        return ToolError(
+            ErrorCode.INTERNAL_ERROR,
+            f"the call did not run: plugin {plugin} failed to wrap it ({type(exc).__name__}: {exc}); the server's log (stderr) has the details",
+        )
+
+    return around
 
 
 def chosen(caller: HookCaller, **probe: Any) -> Callable[..., Any]:
