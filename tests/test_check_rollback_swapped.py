@@ -140,3 +140,33 @@ async def test_a_rollback_after_the_parent_was_renamed_keeps_the_original_conten
     assert _kept(root, tmp_path, changes, b"the original a.txt\n"), (
         "the original a.txt is neither in the root nor in a change list_changes shows: not put back, not undoable"
     )
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("tool", ["write_files", "batch_operations"])
+async def test_without_a_journal_a_rollback_after_the_parent_was_renamed_keeps_the_original_content(tmp_path, monkeypatch, tool):
+    import tempfile
+
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    root, _ = _places(tmp_path)
+    (root / "d").mkdir()
+    (root / "d" / "a.txt").write_text("the original a.txt\n")
+    hook = SwapsAtSecond(lambda: os.rename(root / "d", root / "e"))
+    arguments = WRITE_FILES_OVER if tool == "write_files" else {"transactional": True, "operations": [
+        {"tool": "write_file", "arguments": {"path": "d/a.txt", "content": "the call's a.txt\n"}},
+        {"tool": "write_file", "arguments": {"path": "second.txt", "content": "second\n"}},
+    ]}  # fmt: skip
+    host = host_for([root], [("write", fsmcp_write.hooks), ("batch", fsmcp_batch.hooks), ("swaps", hook)], journal="off")
+    async with connect(host) as client:
+        result = await client.call_tool(tool, arguments)
+    text = text_of(result)
+    everywhere = _tree(tmp_path)
+    holding = [k for k, v in everywhere.items() if v == b"the original a.txt\n"]
+    print(tool, "->", text)
+    print("root after:", _tree(root))
+    print("files holding the original:", holding)
+    assert result.is_error
+    in_root = any(k.startswith("root/") for k in holding)
+    named = any(str(tmp_path / k) in text for k in holding)
+    assert in_root or named, "the original a.txt is not in the root, and the answer names no place that keeps it"
