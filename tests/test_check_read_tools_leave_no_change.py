@@ -9,6 +9,19 @@ import pytest
 
 from fsmcp.testing import connect, host_for, text_of
 
+def _stats(root):
+    """Every entry below ``root`` with its kind, size, mode and modification time (a directory's
+    changes when an entry was made in it, even one removed since)."""
+    import os
+
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in [".", *dirnames, *filenames]:
+            st = os.lstat(os.path.join(dirpath, name))
+            out[os.path.relpath(os.path.join(dirpath, name), root)] = (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ino)
+    return out
+
+
 READ_CALLS = [
     ("read_file", {"path": "f.txt"}),
     ("read_multiple_files", {"paths": ["f.txt", "d/g.py"]}),
@@ -30,7 +43,7 @@ READ_CALLS = [
 
 
 @pytest.mark.anyio
-async def test_built_in_read_tools_leave_no_change(tmp_path):
+async def test_built_in_read_tools_leave_no_change_and_touch_no_entry(tmp_path):
     root = (tmp_path / "root").resolve()
     root.mkdir()
     (root / "f.txt").write_text("line one\nline two\n")
@@ -40,6 +53,7 @@ async def test_built_in_read_tools_leave_no_change(tmp_path):
     with zipfile.ZipFile(root / "a.zip", "w") as z:
         z.writestr("m.txt", "member\n")
     host = host_for([root], entry_points=True, journal=str(tmp_path / "journal"))
+    before = _stats(root)
     async with connect(host) as client:
         listed = {t.name: t for t in (await client.list_tools()).tools}
         ran = []
@@ -53,6 +67,8 @@ async def test_built_in_read_tools_leave_no_change(tmp_path):
     print("list_changes:", text_of(changes))
     assert not any(failed for _, failed, _ in ran), ran
     assert list(host.journal.changes()) == [], "a built-in read tool left a change in the journal"
+    after = _stats(root)
+    assert after == before, {k: (before.get(k), after.get(k)) for k in set(before) | set(after) if before.get(k) != after.get(k)}
 
 
 @pytest.mark.anyio
