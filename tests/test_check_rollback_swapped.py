@@ -170,3 +170,33 @@ async def test_without_a_journal_a_rollback_after_the_parent_was_renamed_keeps_t
     in_root = any(k.startswith("root/") for k in holding)
     named = any(str(tmp_path / k) in text for k in holding)
     assert in_root or named, "the original a.txt is not in the root, and the answer names no place that keeps it"
+
+
+def _file_to_link(path: Path, target: Path) -> None:
+    """The file at ``path`` moved aside to ``<name>.aside``, a link to ``target`` at its name."""
+    os.rename(path, path.with_name(path.name + ".aside"))
+    os.symlink(target, path)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("tool", "arguments"), [("write_files", WRITE_FILES_OVER), ("batch_operations", BATCH_DELETE)], ids=["write_files", "batch-delete"])
+async def test_a_rollback_after_the_file_was_swapped_for_a_link_outside_writes_nothing_outside(tmp_path, tool, arguments):
+    root, outside = _places(tmp_path)
+    (root / "d").mkdir()
+    (root / "d" / "a.txt").write_text("the original a.txt\n")
+
+    def swap() -> None:
+        if (root / "d" / "a.txt").exists() or (root / "d" / "a.txt").is_symlink():
+            _file_to_link(root / "d" / "a.txt", outside / "a.txt")
+        else:  # deleted by the batch: a link where it was
+            os.symlink(outside / "a.txt", root / "d" / "a.txt")
+
+    hook = SwapsAtSecond(swap)
+    before_outside = _tree(outside)
+    result, changes = await _run(root, hook, tool, arguments, tmp_path)
+    print(tool, "->", text_of(result))
+    print("outside after:", _tree(outside))
+    print("root after:", _tree(root))
+    assert hook.swapped
+    assert result.is_error
+    assert _tree(outside) == before_outside, "the rollback wrote outside the roots through a link swapped in for the file"
