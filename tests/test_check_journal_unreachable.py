@@ -24,9 +24,9 @@ def _reads_and_writes(journal_seen_as: Path):
         ("directory_tree", {"path": str(journal_seen_as)}),
         ("grep_files", {"regex": "TOP-SECRET", "directory": str(journal_seen_as)}),
         ("search_files", {"directory": str(journal_seen_as), "nameContains": "meta"}),
-        ("read_file", {"path": str(journal_seen_as / "records")}),
+        ("read_file", {"path": str(journal_seen_as / "lock")}),
         ("write_file", {"path": str(journal_seen_as / "planted"), "content": "planted by a client\n"}),
-        ("append_file", {"path": str(journal_seen_as / "records"), "content": "{\"planted\": 1}\n"}),
+        ("append_file", {"path": str(journal_seen_as / "lock"), "content": "appended by a client\n"}),
     ]
 
 
@@ -87,3 +87,31 @@ async def test_a_root_given_through_a_link_swapped_to_the_journal_after_the_star
         print(tool, "failed" if failed else "ANSWERED", "|", text[:160].replace("\n", " / "))
     assert not (journal / "planted").exists(), "a client wrote a file into the journal through a root's swapped link"
     assert not [tool for tool, failed, _ in answers if not failed], "a tool reached the journal through a root's swapped link"
+
+
+@pytest.mark.anyio
+async def test_a_journal_kept_in_a_bind_mount_of_a_directory_inside_a_root_is_refused_or_unreachable(tmp_path):
+    # The other way round: the journal's directory is, under another name, a directory of the root.
+    root = (tmp_path / "root").resolve()
+    (root / "sub").mkdir(parents=True)
+    (root / "a.txt").write_text(SECRET + "\n")
+    state = (tmp_path / "state").resolve()
+    state.mkdir()
+    done = subprocess.run(["mount", "--bind", str(root / "sub"), str(state)], capture_output=True, text=True)
+    assert done.returncode == 0, f"the test needs a bind mount: {done.stderr}"
+    try:
+        try:
+            host = host_for([root], entry_points=True, journal=str(state / "journal"))
+        except Exception as exc:  # the start refused: the promise holds
+            print("the start refused:", exc)
+            return
+        async with connect(host) as client:
+            s = ToolCalls(client)
+            await s.ok("delete_file", path="a.txt")
+            answers = [(tool, *await s.call(tool, **args)) for tool, args in _reads_and_writes(root / "sub" / "journal")]
+        for tool, failed, text in answers:
+            print(tool, "failed" if failed else "ANSWERED", "|", text[:160].replace("\n", " / "))
+        assert not (root / "sub" / "journal" / "planted").exists(), "a client wrote a file into the journal (a directory of the root under another name)"
+        assert not [tool for tool, failed, _ in answers if not failed], "a tool reached the journal, a directory of the root under another name"
+    finally:
+        subprocess.run(["umount", "-l", str(state)], check=False)
