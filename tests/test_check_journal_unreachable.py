@@ -115,3 +115,31 @@ async def test_a_journal_kept_in_a_bind_mount_of_a_directory_inside_a_root_is_re
         assert not [tool for tool, failed, _ in answers if not failed], "a tool reached the journal, a directory of the root under another name"
     finally:
         subprocess.run(["umount", "-l", str(state)], check=False)
+
+
+@pytest.mark.anyio
+async def test_a_journal_reached_through_a_link_swapped_into_a_root_after_the_start_stays_out_of_reach(tmp_path):
+    # journal = L/journal with L a link to a directory outside the roots at the start, then
+    # swapped to a directory of the root: the journal keeps the real path found at the start.
+    root = (tmp_path / "root").resolve()
+    (root / "sub").mkdir(parents=True)
+    (root / "a.txt").write_text(SECRET + "\n")
+    state = (tmp_path / "state").resolve()
+    state.mkdir()
+    link = tmp_path / "L"
+    link.symlink_to(state)
+    host = host_for([root], entry_points=True, journal=str(link / "journal"))
+    swapped = tmp_path / "L2"
+    swapped.symlink_to(root / "sub")
+    os.replace(swapped, link)
+    async with connect(host) as client:
+        s = ToolCalls(client)
+        await s.ok("delete_file", path="a.txt")
+        answers = [(tool, *await s.call(tool, **args)) for tool, args in _reads_and_writes(root / "sub" / "journal")]
+    for tool, failed, text in answers:
+        print(tool, "failed" if failed else "ANSWERED", "|", text[:160].replace("\n", " / "))
+    print("root/sub after:", sorted(p.name for p in (root / "sub").iterdir()))
+    # write_file's planted is a client's file in the root (no journal there); the journal's own entries must not be.
+    assert not {"changes", "lock", "pending"} & {p.name for p in (root / "sub" / "journal").iterdir()}, "the journal wrote into the root through its swapped parent link"
+    assert (state / "journal" / "changes").is_dir(), "the journal is not where its real path was at the start"
+    assert not any(SECRET in text for _, failed, text in answers if not failed)
