@@ -33,7 +33,7 @@ class StopsAtSecond:
     def fsmcp_before_change(self, change, paths, fs, settings):
         if change.tool == "batch_operations" and any(p.path.name == "second.txt" for p in paths):
             REACHED.set()
-            for _ in range(300):  # bounded by count: a lock or the order of changes keeps the write out
+            for _ in range(3000):  # bounded by count: a lock or the order of changes keeps the write out
                 if WRITTEN.wait(0.01):
                     break
             raise ToolError(ErrorCode.ACCESS_DENIED, "refused by the test, to make the batch fail")
