@@ -105,7 +105,7 @@ async def test_a_rollback_into_a_blocked_directory_destroys_no_content(tmp_path,
         holding = _files_holding(tmp_path, ORIGINAL)
         print(tool, "->", text)
         print("list_changes:", changes)
-        print("d/a.txt holds the original:", (d / "a.txt").exists() and (d / "a.txt").read_bytes() == ORIGINAL)
+        print("d/a.txt holds the original:", (d / "a.txt").exists() and (d / "a.txt").read_bytes() == ORIGINAL, "; starts with:", (d / "a.txt").read_bytes()[:30] if (d / "a.txt").exists() else "absent")
         print("files holding the original:", holding)
     finally:
         for m in reversed(mounts):
