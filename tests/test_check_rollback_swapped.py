@@ -22,18 +22,20 @@ from fsmcp.testing import connect, host_for, text_of
 
 
 class SwapsAtSecond:
-    """At the change of ``second.txt``: ``swap()``, then refuse it."""
+    """At the change of ``second.txt``: ``swap()``, then refuse it (unless ``refuse`` is False)."""
 
-    def __init__(self, swap):
+    def __init__(self, swap, refuse=True):
         self.swap = swap
+        self.refuse = refuse
         self.swapped = False
 
     @hookimpl
     def fsmcp_before_change(self, change, paths, fs, settings):
-        if any(p.path.name == "second.txt" for p in paths):
+        if any(p.path.name == "second.txt" for p in paths) and not self.swapped:
             self.swap()
             self.swapped = True
-            raise ToolError(ErrorCode.ACCESS_DENIED, "refused by the test, to make the call fail")
+            if self.refuse:
+                raise ToolError(ErrorCode.ACCESS_DENIED, "refused by the test, to make the call fail")
 
 
 def _to_link(directory: Path, target: Path) -> None:
@@ -200,3 +202,37 @@ async def test_a_rollback_after_the_file_was_swapped_for_a_link_outside_writes_n
     assert hook.swapped
     assert result.is_error
     assert _tree(outside) == before_outside, "the rollback wrote outside the roots through a link swapped in for the file"
+
+
+@pytest.mark.anyio
+async def test_a_change_whose_directory_was_swapped_for_a_link_is_journaled_and_undone_once_mended(tmp_path):
+    # The call succeeds: the journal cannot read d/a.txt after it (a link out of the roots on the
+    # way), so it keeps the change with its copy, says so, and an undo takes it back once d is back.
+    root, outside = _places(tmp_path)
+    (root / "d").mkdir()
+    (root / "d" / "a.txt").write_text("the original a.txt\n")
+    hook = SwapsAtSecond(lambda: _to_link(root / "d", outside), refuse=False)
+    host = host_for([root], [("write", fsmcp_write.hooks), ("history", fsmcp_history.hooks), ("swaps", hook)], journal=str(tmp_path / "journal"))
+    async with connect(host) as client:
+        result = await client.call_tool("write_files", WRITE_FILES_OVER)
+        changes = text_of(await client.call_tool("list_changes", {}))
+        linked = await client.call_tool("undo_change", {"id": 1, "force": True})
+        (root / "d").unlink()
+        (root / "d.aside").rename(root / "d")
+        unforced = await client.call_tool("undo_change", {"id": 1})
+        forced = await client.call_tool("undo_change", {"id": 1, "force": True})
+    for name, answer in [("write_files", result), ("while linked", linked), ("unforced", unforced), ("forced", forced)]:
+        print(name, "->", answer.is_error, text_of(answer))
+    assert not result.is_error, text_of(result)
+    assert text_of(result).endswith(
+        f"The journal could not read {root / 'd' / 'a.txt'} after this change (a symbolic link on the way now leads outside "
+        "the allowed directories, or a directory on the way cannot be read): once that is mended, undo_change 1 with "
+        "force: true puts back what it held before."
+    ), text_of(result)
+    assert changes.startswith("1  ") and "write_files" in changes, changes
+    assert linked.is_error and text_of(linked).startswith("ACCESS_DENIED"), text_of(linked)
+    assert unforced.is_error and text_of(unforced).startswith("EDIT_CONFLICT"), text_of(unforced)
+    assert not forced.is_error, text_of(forced)
+    assert (root / "d" / "a.txt").read_text() == "the original a.txt\n"
+    assert not (root / "second.txt").exists()
+    assert (outside / "a.txt").read_text() == "outside's own a.txt\n"
