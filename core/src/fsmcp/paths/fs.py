@@ -725,7 +725,13 @@ class FileSystem:
         staging = temp_name(d.name)
         with temporaries.temporary(d.fd, staging) as noted, ExitStack() as move:
             try:
-                dirfd.copy_node(s.fd, s.name, d.fd, staging, self.call.check_cancelled)
+                try:
+                    dirfd.copy_node(s.fd, s.name, d.fd, staging, self.call.check_cancelled)
+                except OSError as exc:
+                    if exc.errno != errno.ENXIO:
+                        raise
+                    # The source's entry that is no file is named, not the destination.
+                    raise os_error(exc, s.path.path / exc.filename if exc.filename else s.path) from None
                 copied = dirfd.lstat(d.fd, staging)
                 temporaries.LEDGER.made(noted, d.fd, staging)
                 if stat_mod.S_ISDIR(copied.st_mode):
