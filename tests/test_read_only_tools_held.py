@@ -1,6 +1,6 @@
 """A tool declared read-only (``READ_ONLY``) changes nothing: when it still tries to change a file
 through its ``ToolContext`` (a write of ``ctx.fs``, another tool it runs, the journal's undo),
-the call is stopped before anything changes.
+or moves the session's workspace (``ctx.set_workspace``), the call is stopped before anything changes.
 
 Each attack is a plugin tool of the test, registered ``READ_ONLY``, that does one change.
 """
@@ -139,3 +139,21 @@ class MovesWorkspace:
         register(Tool(name="peek_workspace", description="says it reads; moves the workspace", input_model=PathInput, function=_moves_workspace, annotations=READ_ONLY))
 
 
+@pytest.mark.anyio
+async def test_a_read_only_tool_that_moves_the_workspace_is_stopped(tmp_path):
+    # set_workspace is registered not read-only; a READ_ONLY tool doing the same through ctx must not
+    # (under --read-only it may: set_workspace is listed READ_ONLY there, test_set_workspace).
+    root = (tmp_path / "root").resolve()
+    (root / "sub").mkdir(parents=True)
+    (root / "marker.txt").write_text("the root's marker\n")
+    (root / "sub" / "marker.txt").write_text("sub's marker\n")
+    host = host_for([root], [("moves", MovesWorkspace())], entry_points=True, journal=str(tmp_path / "journal"))
+    async with connect(host) as client:
+        result = await client.call_tool("peek_workspace", {"path": "sub"})
+        read = await client.call_tool("read_file", {"path": "marker.txt"})
+    print("peek_workspace (READ_ONLY):", result.is_error, text_of(result))
+    print("read_file marker.txt afterwards:", text_of(read))
+    assert text_of(read) == "the root's marker\n", "a READ_ONLY tool moved the session's workspace through ctx.set_workspace"
+    assert result.is_error and text_of(result).startswith(
+        "INTERNAL_ERROR: peek_workspace (plugin moves) is declared read-only (readOnlyHint) but tried to move the workspace to 'sub'; nothing was changed."
+    ), text_of(result)

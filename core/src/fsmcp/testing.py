@@ -532,8 +532,9 @@ def tree_of(top: str | Path) -> dict[str, tuple]:
     """Everything under ``top``, byte for byte, for checking that a call changed nothing.
 
     Keys are paths relative to ``top``; a file is ``("file", bytes, mode)``, a directory
-    ``("dir", mode)`` and a symbolic link ``("link", target)``, never followed. Modes are
-    permission bits (``0o644``).
+    ``("dir", mode)``, a symbolic link ``("link", target)``, never followed, and anything else
+    (a pipe, socket or device) ``("other", kind, mode)``, never opened (a pipe would block), its
+    kind the ``stat.S_IFMT`` bits. Modes are permission bits (``0o644``).
     """
     seen: dict[str, tuple] = {}
     for dirpath, dirnames, filenames in os.walk(top):
@@ -545,8 +546,10 @@ def tree_of(top: str | Path) -> dict[str, tuple]:
                 seen[rel] = ("link", os.readlink(path))
             elif stat.S_ISDIR(st.st_mode):
                 seen[rel] = ("dir", stat.S_IMODE(st.st_mode))
-            else:
+            elif stat.S_ISREG(st.st_mode):
                 seen[rel] = ("file", path.read_bytes(), stat.S_IMODE(st.st_mode))
+            else:
+                seen[rel] = ("other", stat.S_IFMT(st.st_mode), stat.S_IMODE(st.st_mode))
     return seen
 
 

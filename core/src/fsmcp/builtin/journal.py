@@ -218,8 +218,8 @@ class _Pending:
         with self._data() as data:
             for r in self.records:
                 before = restore.ABSENT if r.copy is None else restore.digest_at(data, r.copy)
-                if restore.digest(self.conf, r.path) != before:
-                    return False
+                if _digest_or_none(self.conf, r.path) != before:
+                    return False  # or out of reach now: what it holds is unknown, the record is kept
         return True
 
 
@@ -276,7 +276,12 @@ class Journal:
         if failed and pending.unchanged():
             pending.discard()
             return None
-        records = [r.to_json(restore.digest(pending.conf, r.path)) for r in pending.records]
+        afters = [(r, _digest_or_none(pending.conf, r.path)) for r in pending.records]
+        # A path out of reach now (a link swapped in on its way): recorded all the same, so that
+        # its copy can be undone once the way is mended; unknown, what it holds counts as changed
+        # (absent is what the recovery of a cut-short change records then, too).
+        records = [r.to_json(after or restore.ABSENT) for r, after in afters]
+        unreached = [str(r.path) for r, after in afters if after is None]
         meta = {
             "time": change.time,
             "tool": change.tool,
@@ -290,9 +295,18 @@ class Journal:
         directory = pending.dir
         self.running.discard(pending)
         with self._locked():
-            self._file(directory, meta, pending.bytes)
+            number = self._file(directory, meta, pending.bytes)
         if pending.reason is not None:
             return f"This change cannot be undone: {pending.reason}."
+        if unreached:
+            # A failed call's notes reach no one (its error speaks): the log says it then.
+            log.warning("change %s (%s): %s could not be read after it", number, change.tool, ", ".join(unreached))
+            it = "it" if len(unreached) == 1 else "them"
+            return (
+                f"The journal could not read {', '.join(unreached)} after this change (a symbolic link on the way now leads "
+                f"outside the allowed directories, or a directory on the way cannot be read): once that is mended, "
+                f"undo_change {number} with force: true puts back what {it} held before."
+            )
         return None
 
     def _file(self, directory: Path, meta: dict[str, Any], size: int) -> int:
@@ -800,7 +814,7 @@ def _shown(change: Change, pending: _Pending) -> list[str]:
     absent = [r.path.path for r in pending.records if r.kind == "absent"]
     shown = []
     for p in change.paths:
-        if any(_under(p.path, a) for a in absent) and _lstat(pending.conf, p) is None:
+        if any(_under(p.path, a) for a in absent) and _gone(pending.conf, p):
             continue
         shown.append(str(p))
     return shown
@@ -927,6 +941,14 @@ def _lstat(conf: Any, p: ResolvedPath) -> os.stat_result | None:
             return dirfd.lstat(place.fd, place.name)
     except (FileNotFoundError, NotADirectoryError):
         return None
+
+
+def _gone(conf: Any, p: ResolvedPath) -> bool:
+    """Whether nothing is at ``p`` now (one out of reach is not known to be gone)."""
+    try:
+        return _lstat(conf, p) is None
+    except (OSError, ToolError):
+        return False
 
 
 def _under(path: Path, top: Path) -> bool:

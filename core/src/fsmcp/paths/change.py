@@ -21,12 +21,17 @@ def refuse_read_only(tool: Any, paths: Iterable[ResolvedPath]) -> None:
     and by an undo, before anything changes."""
     if tool is None or not tool.annotations.read_only:
         return
-    where = ", ".join(str(p.path) for p in list(paths)[:3])
+    raise read_only_refusal(tool, f"change {', '.join(str(p.path) for p in list(paths)[:3])}")
+
+
+def read_only_refusal(tool: Any, tried: str) -> ToolError:
+    """What a call of ``tool``, declared read-only, is told when it ``tried`` a change (``change
+    <paths>``, ``run <tool>, which changes files``, ``move the workspace to <path>``)."""
     # A plugin's bug, not the client's, and a hole were it let through: a read-only tool may run on
     # the event loop (quick), and consent lets it reach a protected path its user allowed it to read.
-    raise ToolError(
+    return ToolError(
         ErrorCode.INTERNAL_ERROR,
-        f"{tool.name} (plugin {tool.plugin}) is declared read-only (readOnlyHint) but tried to change {where}; nothing "
+        f"{tool.name} (plugin {tool.plugin}) is declared read-only (readOnlyHint) but tried to {tried}; nothing "
         "was changed. The plugin is at fault: its author must declare the tool as one that changes files",
     )
 

@@ -211,25 +211,29 @@ def _runs_to_the_end() -> None:
 def copy_node(src_fd: int, src: str, dst_fd: int, dst: str, check_cancelled: Callable[[], None] = _runs_to_the_end) -> None:
     """Copy a file, link (as a link) or tree to a new name, keeping modes and times.
 
-    Devices, sockets and pipes are refused (``ENXIO``): the copy would block or be meaningless.
+    Devices, sockets and pipes are refused (``ENXIO``, whose ``filename`` is the entry's path
+    below ``src``, empty for ``src`` itself): the copy would block or be meaningless.
     A tree is copied by a loop, not recursion, however deep it is. On failure the caller
     removes the partial copy. ``check_cancelled`` is the call's, called between files and chunks;
     without one the copy runs to its end (a restore, the journal's copies).
     """
     st = lstat(src_fd, src)
     if not stat_mod.S_ISDIR(st.st_mode):
-        _copy_leaf(src_fd, src, dst_fd, dst, st, check_cancelled)
+        _copy_leaf(src_fd, src, dst_fd, dst, st, check_cancelled, "")
         return
     os.mkdir(dst, 0o700, dir_fd=dst_fd)
     # Each frame: the source and copy directories' descriptors, the names left to copy, and
-    # the source's stat (its mode and times are set on the copy once it is full).
+    # the source's stat (its mode and times are set on the copy once it is full); ``below``,
+    # each frame's path below ``src``.
     stack: list[tuple[int, int, list[str], os.stat_result]] = []
+    below = [""]
     try:
         stack.append(_copy_frame(src_fd, src, dst_fd, dst, st))
         while stack:
             s, d, names, dir_st = stack[-1]
             if not names:
                 stack.pop()
+                below.pop()
                 _close_frame(s, d, dir_st)
                 continue
             check_cancelled()
@@ -238,8 +242,9 @@ def copy_node(src_fd: int, src: str, dst_fd: int, dst: str, check_cancelled: Cal
             if stat_mod.S_ISDIR(entry.st_mode):
                 os.mkdir(name, 0o700, dir_fd=d)
                 stack.append(_copy_frame(s, name, d, name, entry))
+                below.append(os.path.join(below[-1], name))
             else:
-                _copy_leaf(s, name, d, name, entry, check_cancelled)
+                _copy_leaf(s, name, d, name, entry, check_cancelled, os.path.join(below[-1], name))
     finally:
         for s, d, _, _ in stack:
             os.close(s)
@@ -273,21 +278,21 @@ def _close_frame(s: int, d: int, st: os.stat_result) -> None:
         os.close(d)
 
 
-def _copy_leaf(src_fd: int, src: str, dst_fd: int, dst: str, st: os.stat_result, check_cancelled: Callable[[], None]) -> None:
+def _copy_leaf(src_fd: int, src: str, dst_fd: int, dst: str, st: os.stat_result, check_cancelled: Callable[[], None], below: str) -> None:
     if stat_mod.S_ISLNK(st.st_mode):
         os.symlink(os.readlink(src, dir_fd=src_fd), dst, dir_fd=dst_fd)
     elif stat_mod.S_ISREG(st.st_mode):
-        _copy_file(src_fd, src, dst_fd, dst, check_cancelled)
+        _copy_file(src_fd, src, dst_fd, dst, check_cancelled, below)
     else:
-        raise OSError(errno.ENXIO, "a device, socket or pipe cannot be copied", src)
+        raise OSError(errno.ENXIO, "a device, socket or pipe cannot be copied", below)
 
 
-def _copy_file(src_fd: int, src: str, dst_fd: int, dst: str, check_cancelled: Callable[[], None]) -> None:
+def _copy_file(src_fd: int, src: str, dst_fd: int, dst: str, check_cancelled: Callable[[], None], below: str) -> None:
     s = os.open(src, READ, dir_fd=src_fd)
     try:
         st = os.fstat(s)
         if not stat_mod.S_ISREG(st.st_mode):
-            raise OSError(errno.ENXIO, "a device, socket or pipe cannot be copied", src)
+            raise OSError(errno.ENXIO, "a device, socket or pipe cannot be copied", below)
         os.set_blocking(s, True)
         d = os.open(dst, CREATE, 0o600, dir_fd=dst_fd)
         try:

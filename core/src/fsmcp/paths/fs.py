@@ -620,8 +620,9 @@ class FileSystem:
         under its lock, and what the primitive left is noted. ``Snapshot.restore()`` takes back
         what the call changed: contents, modes, links, deletions undone, creations (with the
         directories made for them) removed; where someone else changed a path since the call
-        did, or wrote into a directory the call made, their work stays (``Snapshot.kept``). The
-        copies live outside the roots, in the host's own temporary directory, until ``discard()``.
+        did, or wrote into a directory the call made, their work stays (``Snapshot.kept``), and the
+        saved copy of what a path not put back held is kept for good (``Snapshot.kept_copies``).
+        The copies live outside the roots, in the host's own temporary directory, until ``discard()``.
         """
         change = self.call.change
         watchers = change.snapshots if change is not None else self._snapshots
@@ -724,7 +725,13 @@ class FileSystem:
         staging = temp_name(d.name)
         with temporaries.temporary(d.fd, staging) as noted, ExitStack() as move:
             try:
-                dirfd.copy_node(s.fd, s.name, d.fd, staging, self.call.check_cancelled)
+                try:
+                    dirfd.copy_node(s.fd, s.name, d.fd, staging, self.call.check_cancelled)
+                except OSError as exc:
+                    if exc.errno != errno.ENXIO:
+                        raise
+                    # The source's entry that is no file is named, not the destination.
+                    raise os_error(exc, s.path.path / exc.filename if exc.filename else s.path) from None
                 copied = dirfd.lstat(d.fd, staging)
                 temporaries.LEDGER.made(noted, d.fd, staging)
                 if stat_mod.S_ISDIR(copied.st_mode):

@@ -81,8 +81,12 @@ class Snapshot:
         """After :meth:`restore`: paths left where the call had moved another path's content, that
         path being kept: each holds the only copy of what the other held before."""
         self.copies: Path | None = None
-        """After a :meth:`restore` that failed: the directory of the saved copies, kept for good
-        (no later start sweeps it): they may be the only place the old contents are."""
+        """After a :meth:`restore` that failed, or that left paths with saved copies: the directory
+        of the saved copies, kept for good (no later start sweeps it): they may be the only place
+        the old contents are."""
+        self.kept_copies: dict[Path, Path] = {}
+        """After :meth:`restore`: each path not put back (:attr:`kept`, :attr:`stayed`, or below
+        one) whose saved copy holds what was there before the call, and where that copy is kept."""
         watchers.append(self)
 
     def add(self, p: ResolvedPath) -> None:
@@ -177,7 +181,9 @@ class Snapshot:
         What the call left is removed (a directory it made only once empty: another session's
         file in it stays, and so does the directory), then what was there is put back. A path
         where the call moved a kept path's content stays too (:attr:`stayed`): it holds the only
-        copy of it. Then the copies are forgotten. :attr:`kept` names what was left for others.
+        copy of it. Then the copies are forgotten, but those of the paths not put back: what was
+        there before the call may be nowhere else, so they are kept for good (:attr:`kept_copies`).
+        :attr:`kept` names what was left for others.
 
         Raises OSError when a path could not be put back; the copies are then kept.
         """
@@ -211,17 +217,45 @@ class Snapshot:
             self._restored(*self._records)
         others = {r.path.path for r in todo if r.others}
         self.kept = sorted((kept | blocked | others) & set(self._records))
-        self.discard()
+        restored = set(todo)
+        left = [r for r in records if r.copy is not None and r not in restored]
+        if left:
+            self._keep_only(left)
+        else:
+            self.discard()
 
     def kept_note(self) -> str:
-        """What a tool's error says after a restore that left :attr:`kept` paths: which, why, what to do."""
+        """What a tool's error says after a restore that left :attr:`kept` paths: which, why, what to do
+        (and where the copies of what they held before are kept)."""
         one = len(self.kept) == 1
         it, them = ("it", "it") if one else ("they", "them")
         return (
             f"except at {', '.join(map(str, self.kept))}: another call changed {them} (or wrote into a directory this call "
             f"made) meanwhile, so {it} {'was' if one else 'were'} left as that call left {them}. Read {them} to decide what "
-            f"{it} should hold; list_changes shows who changed {them}"
+            f"{it} should hold; list_changes shows who changed {them}{self._copies_note()}"
         )
+
+    def _copies_note(self) -> str:
+        """Where the :attr:`kept_copies` are (the first ten), for :meth:`kept_note`; empty without any."""
+        if not self.kept_copies:
+            return ""
+        saved = [f"what {path} held before this call is kept in {copy}" for path, copy in self.kept_copies.items()]
+        more = f"; {len(saved) - 10} more copies are kept in {self._store}" if len(saved) > 10 else ""
+        them = "it" if len(saved) == 1 else "them"
+        return f"; {'; '.join(saved[:10])}{more} (kept for good: no server removes {them}; read {them} to put back what you need)"
+
+    def _keep_only(self, left: list[_Record]) -> None:
+        """After a restore: the copies of ``left`` (paths not put back) kept for good, the others removed."""
+        self._unwatch()
+        wanted = {r.copy for r in left}
+        with self._opened() as store:
+            for name in _names(store, "."):
+                if name not in wanted:
+                    dirfd.remove_quietly(store, name)
+        temporaries.LEDGER.done(self._noted)  # no longer a temporary: the next start must not sweep it
+        self.copies = self._store
+        self.kept_copies = {r.path.path: self._store / str(r.copy) for r in left}
+        self._records.clear()
 
     def _remove(self, r: _Record) -> bool:
         """Remove what the call left at ``r``'s path; False for a directory someone else put entries in."""
@@ -274,9 +308,10 @@ class Snapshot:
                 st = os.stat(place.name, dir_fd=place.fd, follow_symlinks=False)
         except (FileNotFoundError, NotADirectoryError):
             return None
-        except PermissionError:
-            # Out of sight (a directory above it that may not be searched): never taken for the
-            # call's own state, so a rollback leaves it alone rather than guess.
+        except (PermissionError, ToolError):
+            # Out of sight (a directory above it that may not be searched, or swapped for a link
+            # that leads out of the roots): never taken for the call's own state, so a rollback
+            # leaves it alone rather than guess (and keeps its saved copy).
             return (object(),)
         if stat.S_ISDIR(st.st_mode):
             return ("d", st.st_dev, st.st_ino, stat.S_IMODE(st.st_mode))
@@ -297,9 +332,10 @@ class Snapshot:
 
     def discard(self) -> None:
         self._unwatch()
-        dirfd.remove_tree_quietly(str(self._store))
-        if not self._store.exists():
-            temporaries.LEDGER.done(self._noted)
+        if self.copies is None:  # kept copies are never the snapshot's to remove
+            dirfd.remove_tree_quietly(str(self._store))
+            if not self._store.exists():
+                temporaries.LEDGER.done(self._noted)
         self._records.clear()
 
     @contextmanager

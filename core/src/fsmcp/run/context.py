@@ -8,9 +8,10 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from ..api.errors import ErrorCode, ToolError
+from ..paths.change import read_only_refusal
 from ..paths.guard import current_session
 from ..paths.protected import ProtectedNames
-from ..paths.roots import RootsView
+from ..paths.roots import RootsView, echoed
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -104,8 +105,15 @@ class ToolContext:
         """Make ``raw``, a directory inside the usable roots, where this client's relative paths resolve.
 
         Returns its real path. ``ACCESS_DENIED`` outside the roots, ``NOT_FOUND`` or
-        ``NOT_DIRECTORY`` when it is no directory.
+        ``NOT_DIRECTORY`` when it is no directory. ``INTERNAL_ERROR`` for a tool declared
+        read-only, unless the server runs read-only (``--read-only``).
         """
+        tool = self.tool
+        if tool.annotations.read_only and not self.settings.read_only:
+            # The workspace is the session's state, which a read-only tool leaves as it found it.
+            # Under --read-only, where every tool offered is read-only, moving it is a read
+            # (the workspace plugin's set_workspace is offered then, listed READ_ONLY).
+            raise read_only_refusal(tool, f"move the workspace to {echoed(raw)}")
         return self.fs.roots.set_workspace(raw)
 
     def hold(self, path: ResolvedPath) -> None:

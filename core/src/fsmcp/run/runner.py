@@ -32,7 +32,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic.alias_generators import to_camel
 
 from ..builtin.consent import NAME as CONSENT
-from ..paths.change import ORDER, Change
+from ..paths.change import ORDER, Change, read_only_refusal
 from .context import ProgressSender, ToolContext
 from ..api.audit import noting
 from ..api.errors import ErrorCode, HostError, OffLoop, ToolError
@@ -262,11 +262,7 @@ class CallRunner:
         if caller is not None and caller.tool.annotations.read_only and not tool.annotations.read_only:
             # Held to its word as its own changes are (paths.change.refuse_read_only): its call has
             # no change the other's could add to, and no journal would record it.
-            return ToolError(
-                ErrorCode.INTERNAL_ERROR,
-                f"{caller.tool.name} (plugin {caller.tool.plugin}) is declared read-only (readOnlyHint) but tried to run {name}, "
-                "which changes files; nothing was changed. The plugin is at fault: its author must declare the tool as one that changes files",
-            )
+            return read_only_refusal(caller.tool, f"run {name}, which changes files")
         prepared = self._prepare(tool, arguments, send_progress, budget, caller)
         if isinstance(prepared, ToolError):
             return prepared

@@ -93,6 +93,8 @@ def _data(run: Run, entries: list[dict[str, Any]]) -> dict[str, Any]:
         data["keptByOthers"] = run.kept
     if run.stayed:
         data["keptMoved"] = [{"path": path, "heldBefore": source} for path, source in run.stayed.items()]
+    if run.kept_copies:
+        data["keptCopies"] = [{"path": path, "copy": copy} for path, copy in run.kept_copies.items()]
     return data
 
 
@@ -121,6 +123,7 @@ def _summary(run: Run) -> str:
         return (
             f"{line} ROLLBACK INCOMPLETE: these could not be put back: {'; '.join(run.rollback_failures)}. "
             "Their saved copies stay where each says until you remove them: read them to put back what you need."
+            + _kept_copies(run.kept_copies)
         )
     if run.rolled_back and run.kept:
         undone = f"the changes of {_operations(changed)} were undone" if changed else "no operation had changed anything"
@@ -136,6 +139,7 @@ def _summary(run: Run) -> str:
                 "(its only copy); move it back or keep it, as you decide."
                 for path, source in run.stayed.items()
             )
+            + _kept_copies(run.kept_copies)
         )
     if run.rolled_back:
         undone = f"the changes of {_operations(changed)} were undone" if changed else "no operation had changed anything"
@@ -143,6 +147,16 @@ def _summary(run: Run) -> str:
     if changed:
         return f"{line} Not rolled back (transactional is off): the changes of {_operations(changed)} stay."
     return f"{line} Nothing was changed."
+
+
+def _kept_copies(copies: dict[str, str]) -> str:
+    """Where the copies of what the paths not put back held before the batch are kept (none: empty)."""
+    if not copies:
+        return ""
+    them = "it" if len(copies) == 1 else "them"
+    said = [f" What {path} held before the batch is kept in {copy}." for path, copy in copies.items()]
+    more = f" {len(said) - 10} more copies are kept, each named in the data (keptCopies)." if len(said) > 10 else ""
+    return "".join(said[:10]) + more + f" No server removes {them}: read {them} to put back what you need, then remove {them}."
 
 
 def _operations(numbers: list[int]) -> str:

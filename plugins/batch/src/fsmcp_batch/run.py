@@ -47,6 +47,8 @@ class Run:
         """Paths the rollback left as another call wrote them after this batch's step had changed them."""
         self.stayed: dict[str, str] = {}
         """Paths the rollback left where the batch had moved a kept path's content: each holds what that path held."""
+        self.kept_copies: dict[str, str] = {}
+        """Paths the rollback did not put back, and where the copy of what each held before the batch is kept for good."""
         self._finished = 0
 
     @property
@@ -161,6 +163,7 @@ class Run:
                 failures.append(f"operation {step.number} ({step.name}): {exc}")
             left.update(snapshot.kept)
             self.stayed.update({str(path): str(source) for path, source in snapshot.stayed.items()})
+            self.kept_copies.update({str(path): str(copy) for path, copy in snapshot.kept_copies.items()})
         self.kept = sorted(str(path) for path in left | kept)
         return failures
 
