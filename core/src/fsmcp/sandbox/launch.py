@@ -503,7 +503,8 @@ def _locale(env: dict[str, str]) -> dict[str, str]:
     os.environ.clear()
     os.environ.update(env)  # what setlocale reads
     _libc.setlocale.restype = ctypes.c_char_p
-    LC_CTYPE = 0
+    LC_CTYPE = 0  # glibc's
+    _libc.setlocale(LC_CTYPE, b"C")  # where a new process starts, and stays if env names no installed locale
     _libc.setlocale(LC_CTYPE, b"")
     if _libc.setlocale(LC_CTYPE, None) != b"C":
         return env
