@@ -447,18 +447,31 @@ def serve(control: int, server: int) -> int:
             return 0  # the server closed its end: it ended, or is ending
         if len(fds) in (REQUEST_FDS, REQUEST_FDS + 1):
             try:
+                request = _request(fds[0])
                 pid = os.fork()
-            except OSError as exc:
-                os.write(fds[3], (0).to_bytes(4, "little") + exc.errno.to_bytes(4, "little"))
+            except (OSError, ValueError) as exc:  # ValueError: a request not as the server writes them
+                errno = exc.errno if isinstance(exc, OSError) and exc.errno else 22  # EINVAL
+                os.write(fds[3], (0).to_bytes(4, "little") + errno.to_bytes(4, "little"))
             else:
                 if pid == 0:
                     channel.close()
-                    _forked(list(fds))
+                    _forked(list(fds), *request)
         for fd in fds:
             os.close(fd)
 
 
-def _forked(fds: list[int]) -> None:
+def _request(fd: int) -> tuple[str, str, str, list[str], dict[str, str]]:
+    """The program, working directory, ``MASKS``, arguments and environment a request names."""
+    data = b""
+    while chunk := os.pread(fd, 1 << 20, len(data)):
+        data += chunk
+    fields = [os.fsdecode(each) for each in data.split(b"\0")]
+    count = int(fields[3])
+    env = dict(each.split("=", 1) for each in fields[4 + count :])
+    return fields[0], fields[1], fields[2], fields[4 : 4 + count], _locale(env)
+
+
+def _forked(fds: list[int], program: str, cwd: str, masks: str, args: list[str], env: dict[str, str]) -> None:
     """In a launcher :func:`serve` forked: start the request's program, or report why not. Never returns."""
     global _report
     request, ruleset, status, _report, stdin, stdout, stderr, *listing = fds
@@ -468,11 +481,7 @@ def _forked(fds: list[int]) -> None:
     try:
         os.setsid()  # first: the server kills this group from the moment it knows the id
         os.write(_report, os.getpid().to_bytes(4, "little"))
-        with os.fdopen(request, "rb") as f:
-            fields = [os.fsdecode(each) for each in f.read().split(b"\0")]
-        program, cwd, masks = fields[:3]
-        count = int(fields[3])
-        args, env = fields[4 : 4 + count], dict(each.split("=", 1) for each in fields[4 + count :])
+        os.close(request)
         for target, fd in enumerate((stdin, stdout, stderr)):
             os.dup2(fd, target)
         for fd in {stdin, stdout, stderr}:
@@ -485,9 +494,9 @@ def _forked(fds: list[int]) -> None:
             raise SystemExit from None
         if masks != NO_LINKS:
             masks = str(listing[0])
-        code = start(str(ruleset), masks, str(status), program, args, _locale(env))
+        code = start(str(ruleset), masks, str(status), program, args, env)
     except OSError as exc:
-        print(f"fsmcp: {fields[0] if 'fields' in locals() else 'a program'} was not started: {exc.strerror}", file=sys.stderr)
+        print(f"fsmcp: {program} was not started: {exc.strerror}", file=sys.stderr)
     except SystemExit:
         pass
     finally:
@@ -495,23 +504,38 @@ def _forked(fds: list[int]) -> None:
         _end_as(code << 8)
 
 
+LOCALE_VARIABLES = ("LC_CTYPE", "LANG", "LOCPATH")
+"""With ``LC_ALL`` unset, what decides the character type's locale."""
+_coerced: dict[tuple[str | None, ...], str | None] = {}
+
+
 def _locale(env: dict[str, str]) -> dict[str, str]:
-    """``env`` as the program got it from the launcher's own interpreter, which (PEP 538) sets
+    """``env`` as the program got it from a launcher interpreter of its own, which (PEP 538) sets
     ``LC_CTYPE`` to a UTF-8 locale where ``env`` leaves the character type the C locale."""
     if env.get("LC_ALL"):
         return env
-    os.environ.clear()
-    os.environ.update(env)  # what setlocale reads
+    key = tuple(env.get(name) for name in LOCALE_VARIABLES)
+    if key not in _coerced:
+        _coerced[key] = _coercion(key)
+    target = _coerced[key]
+    return env if target is None else {**env, "LC_CTYPE": target}
+
+
+def _coercion(key: tuple[str | None, ...]) -> str | None:
+    """What a new interpreter whose environment holds ``key`` sets ``LC_CTYPE`` to, if anything."""
+    os.environ.pop("LC_ALL", None)
+    for name, value in zip(LOCALE_VARIABLES, key):
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value  # what setlocale reads
     _libc.setlocale.restype = ctypes.c_char_p
     LC_CTYPE = 0  # glibc's
     _libc.setlocale(LC_CTYPE, b"C")  # where a new process starts, and stays if env names no installed locale
     _libc.setlocale(LC_CTYPE, b"")
     if _libc.setlocale(LC_CTYPE, None) != b"C":
-        return env
-    for target in ("C.UTF-8", "C.utf8", "UTF-8"):
-        if _libc.setlocale(LC_CTYPE, target.encode()):
-            return {**env, "LC_CTYPE": target}
-    return env
+        return None
+    return next((target for target in ("C.UTF-8", "C.utf8", "UTF-8") if _libc.setlocale(LC_CTYPE, target.encode())), None)
 
 
 if __name__ == "__main__":
