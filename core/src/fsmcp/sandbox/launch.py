@@ -1,8 +1,12 @@
 """The launcher every confined program starts through: ``python -I -S launch.py RULESET MASKS STATUS PROGRAM ARGV0 ARGS...``.
 
-It runs as a fresh, single-threaded interpreter, so what it does between the server's
-``fork`` and the program's ``exec`` is plain code, not a ``preexec_fn`` in a copy of a threaded
-server (where a lock held by another thread at the fork would be held forever). The server has
+It is single-threaded, so what it does between the server's request and the program's ``exec``
+is plain code, not a ``preexec_fn`` in a copy of a threaded server (where a lock held by another
+thread at the fork would be held forever). The server starts it once, as ``launch.py --serve``
+(:func:`serve`), and for each program this process, which stays unconfined and in no namespace,
+forks a launcher that does what one started with those arguments does (:func:`main`), in
+the same order, from a copy of a process that has done nothing of it: an interpreter's start
+and ``ctypes`` are paid once per server instead of once per program. The server has
 built the Landlock ruleset already and hands it over as descriptor ``RULESET``; here only the
 calls that must be made by the process being confined are left: ``no_new_privs`` (which
 Landlock requires of an unprivileged caller, and which keeps set-user-ID programs from
