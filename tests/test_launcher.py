@@ -264,3 +264,28 @@ async def test_a_program_ends_as_it_ended_in_its_launcher(tmp_path):
             await process.aclose()
     finally:
         os.close(fd)
+
+
+def _parent(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+async def test_a_forked_servers_launcher_ends_with_it(tmp_path):
+    """Servers forked by the test's fork server (``serve_stdio``) start launchers of their own,
+    and leave none behind."""
+    from fsmcp import testing
+
+    root = (tmp_path / "root").resolve()
+    root.mkdir()
+    (root / "a.txt").write_text("alpha\n")
+    config = tmp_path / "fsmcp.toml"
+    config.write_text('[plugins.shell]\nallow = ["cat"]\n')
+    async with testing.serve_stdio(str(root), "--config", str(config), "--enable", "shell", "--sandbox", "require") as client:
+        result = await client.call_tool("run_command", {"command": "cat", "args": ["a.txt"]})
+        assert "alpha" in text_of(result)
+        forks = testing._fork_servers[os.getpid()][0].pid
+        mine = [pid for pid, server in _launchers().items() if _alive(server) and _parent(server) == forks]
+        assert len(mine) == 1, mine
+    with anyio.fail_after(30):
+        while _alive(mine[0]):
+            await anyio.sleep(0.01)
