@@ -425,7 +425,7 @@ def serve(control: int, server: int) -> int:
     the environment's ``NAME=value``). The forked launcher writes its process id to the report
     pipe once it leads a session of its own (the server kills that process group), then the
     program's end as a wait status (:func:`_end_as`); it was never started if the pipe closes
-    before the id (a first id of 0 is followed by the ``errno`` of a failed fork).
+    before the id (a first id of 0 is followed by an ``errno``: the fork failed, or the request could not be read).
     """
     _check(_libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "prctl(PR_SET_PDEATHSIG)")
     if os.getppid() != server:
