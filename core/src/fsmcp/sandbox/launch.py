@@ -1,8 +1,12 @@
 """The launcher every confined program starts through: ``python -I -S launch.py RULESET MASKS STATUS PROGRAM ARGV0 ARGS...``.
 
-It runs as a fresh, single-threaded interpreter, so what it does between the server's
-``fork`` and the program's ``exec`` is plain code, not a ``preexec_fn`` in a copy of a threaded
-server (where a lock held by another thread at the fork would be held forever). The server has
+It is single-threaded, so what it does between the server's request and the program's ``exec``
+is plain code, not a ``preexec_fn`` in a copy of a threaded server (where a lock held by another
+thread at the fork would be held forever). The server starts it once, as ``launch.py --serve``
+(:func:`serve`), and for each program this process, which stays unconfined and in no namespace,
+forks a launcher that does what one started with those arguments does (:func:`main`), in
+the same order, from a copy of a process that has done nothing of it: an interpreter's start
+and ``ctypes`` are paid once per server instead of once per program. The server has
 built the Landlock ruleset already and hands it over as descriptor ``RULESET``; here only the
 calls that must be made by the process being confined are left: ``no_new_privs`` (which
 Landlock requires of an unprivileged caller, and which keeps set-user-ID programs from
@@ -39,7 +43,7 @@ SYS_LANDLOCK_ADD_RULE = 445
 SYS_LANDLOCK_RESTRICT_SELF = 446
 SYS_OPEN_TREE, SYS_MOVE_MOUNT, SYS_FSOPEN, SYS_FSCONFIG, SYS_FSMOUNT = 428, 429, 430, 431, 432
 """The same numbers on every architecture: these calls came after the tables were unified."""
-PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 38, 36
+PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 1, 38, 36
 CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID = 0x00020000, 0x10000000, 0x20000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 8, 32, 4096, 16384, 1 << 18
 FSCONFIG_SET_STRING, FSCONFIG_CMD_CREATE = 1, 6
@@ -56,6 +60,17 @@ MOUNT_CALLS = (428, 429, 430, 431, 432, 433, 442)
 """open_tree, move_mount, fsopen, fsconfig, fsmount, fspick, mount_setattr: one number on every machine."""
 CANNOT_CONFINE = 126
 """Exit status when the program was not started because it could not be confined."""
+REQUEST_FDS = 7
+"""Descriptors of one request to :func:`serve`: the request itself, the ruleset, the status pipe,
+the report pipe, the program's standard input, output and error; then, when masks are mounted,
+the listing of what to hide."""
+
+ERRNO = "\0errno "
+"""Before an ``errno`` on the status pipe: the forked launcher could not enter the working directory."""
+
+_report: int | None = None
+"""In a launcher forked by :func:`serve`: the pipe the program's end is written to, as a wait
+status, for the server (which cannot wait for a process it did not start)."""
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.syscall.restype = ctypes.c_long
@@ -276,6 +291,7 @@ def alone(status: str) -> None:
         told = os.read(result, 4)
         _end_as(int.from_bytes(told, "little") if len(told) == 4 else code)
     os.close(result)
+    _drop_report()  # the waiter above writes it: the namespace's processes hold it not
     program = os.fork()
     if program:
         _waiting(status)
@@ -296,6 +312,7 @@ def kept(status: str) -> None:
     _check(_libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), "prctl(PR_SET_CHILD_SUBREAPER)")
     program = os.fork()
     if program == 0:
+        _drop_report()
         return
     _waiting(status)
     code: int | None = None
@@ -320,8 +337,21 @@ def kept(status: str) -> None:
                     pass
 
 
+def _drop_report() -> None:
+    global _report
+    if _report is not None:
+        os.close(_report)
+        _report = None
+
+
 def _end_as(code: int) -> None:
-    """End as the program ended: its exit status, or its signal."""
+    """End as the program ended: its exit status, or its signal (``code``, a wait status).
+
+    A launcher forked by :func:`serve` writes it to the server instead, and ends.
+    """
+    if _report is not None:
+        os.write(_report, code.to_bytes(4, "little"))
+        os._exit(0)
     if os.WIFSIGNALED(code):
         signal.signal(os.WTERMSIG(code), signal.SIG_DFL)
         os.kill(os.getpid(), os.WTERMSIG(code))
@@ -341,9 +371,17 @@ def probe() -> int:
 def main(argv: list[str]) -> int:
     if argv[1:] == ["--probe"]:
         return probe()
+    if argv[1:2] == ["--serve"]:
+        return serve(int(argv[2]), int(argv[3]))
     ruleset, masks, status, program, args = argv[1], argv[2], argv[3], argv[4], argv[5:]
     if status != "-":
         os.set_inheritable(int(status), False)  # closed by the exec: the server reads the end of it
+    return start(ruleset, masks, status, program, args, None)
+
+
+def start(ruleset: str, masks: str, status: str, program: str, args: list[str], env: dict[str, str] | None) -> int:
+    """Confine this process and become ``program``; return the exit status of a launcher that
+    could not (``env`` is the program's environment, ``None`` for this process's own)."""
     try:
         if masks not in ("-", NO_LINKS):
             hide(int(masks))
@@ -365,11 +403,143 @@ def main(argv: list[str]) -> int:
         print(f"fsmcp: {program} was not started: {why}", file=sys.stderr)
         return CANNOT_CONFINE
     try:
-        os.execv(program, args)
+        if env is None:
+            os.execv(program, args)
+        os.execve(program, args, env)
     except OSError as exc:
         print(f"fsmcp: {program} could not be started: {exc.strerror}", file=sys.stderr)
         return CANNOT_CONFINE if exc.errno == 13 else 127
     return 127  # not reached: execv returns only by raising
+
+
+def serve(control: int, server: int) -> int:
+    """Start programs for the server ``server`` (a process id), one for each request read from
+    the socket ``control``, until the server closes its end or ends.
+
+    This process stays as it started (not confined, no namespace, one thread): for each
+    request it forks a launcher, which does what :func:`main` does for a program of its own
+    interpreter, in the same order, and so holds what the module's docstring says. A request is
+    one message on the socket carrying its descriptors (:data:`REQUEST_FDS`) and nothing else:
+    what to run is read from the request's descriptor (NUL-separated: the program, the working
+    directory, ``MASKS`` as :func:`main` takes it, the number of arguments, the arguments, then
+    the environment's ``NAME=value``). The forked launcher writes its process id to the report
+    pipe once it leads a session of its own (the server kills that process group), then the
+    program's end as a wait status (:func:`_end_as`); it was never started if the pipe closes
+    before the id (a first id of 0 is followed by an ``errno``: the fork failed, or the request could not be read).
+    """
+    _check(_libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "prctl(PR_SET_PDEATHSIG)")
+    if os.getppid() != server:
+        return 0  # the server ended before the line above: nobody is left to serve
+    import array
+    import socket
+
+    # Each forked launcher reports its program's end itself; the kernel reaps it.
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the server's, whose end ends this one
+    channel = socket.socket(fileno=control)
+    space = socket.CMSG_SPACE((REQUEST_FDS + 1) * 4)
+    while True:
+        try:
+            data, ancillary, _, _ = channel.recvmsg(1, space, socket.MSG_CMSG_CLOEXEC)
+        except ConnectionResetError:
+            return 0
+        fds = array.array("i")
+        for level, kind, payload in ancillary:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                fds.frombytes(payload[: len(payload) - len(payload) % fds.itemsize])
+        if not data and not fds:
+            return 0  # the server closed its end: it ended, or is ending
+        if len(fds) in (REQUEST_FDS, REQUEST_FDS + 1):
+            try:
+                request = _request(fds[0])
+                pid = os.fork()
+            except (OSError, ValueError) as exc:  # ValueError: a request not as the server writes them
+                errno = exc.errno if isinstance(exc, OSError) and exc.errno else 22  # EINVAL
+                os.write(fds[3], (0).to_bytes(4, "little") + errno.to_bytes(4, "little"))
+            else:
+                if pid == 0:
+                    channel.close()
+                    _forked(list(fds), *request)
+        for fd in fds:
+            os.close(fd)
+
+
+def _request(fd: int) -> tuple[str, str, str, list[str], dict[str, str]]:
+    """The program, working directory, ``MASKS``, arguments and environment a request names."""
+    data = b""
+    while chunk := os.pread(fd, 1 << 20, len(data)):
+        data += chunk
+    fields = [os.fsdecode(each) for each in data.split(b"\0")]
+    count = int(fields[3])
+    env = dict(each.split("=", 1) for each in fields[4 + count :])
+    return fields[0], fields[1], fields[2], fields[4 : 4 + count], _locale(env)
+
+
+def _forked(fds: list[int], program: str, cwd: str, masks: str, args: list[str], env: dict[str, str]) -> None:
+    """In a launcher :func:`serve` forked: start the request's program, or report why not. Never returns."""
+    global _report
+    request, ruleset, status, _report, stdin, stdout, stderr, *listing = fds
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # SIG_IGN would pass through the exec
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    code = 127
+    try:
+        os.setsid()  # first: the server kills this group from the moment it knows the id
+        os.write(_report, os.getpid().to_bytes(4, "little"))
+        os.close(request)
+        for target, fd in enumerate((stdin, stdout, stderr)):
+            os.dup2(fd, target)
+        for fd in {stdin, stdout, stderr}:
+            if fd > 2:
+                os.close(fd)
+        try:
+            os.chdir(cwd)
+        except OSError as exc:  # the server raises it, as a failed start of its own would
+            os.write(status, f"{ERRNO}{exc.errno}".encode())
+            raise SystemExit from None
+        if masks != NO_LINKS:
+            masks = str(listing[0])
+        code = start(str(ruleset), masks, str(status), program, args, env)
+    except OSError as exc:
+        print(f"fsmcp: {program} was not started: {exc.strerror}", file=sys.stderr)
+    except SystemExit:
+        pass
+    finally:
+        sys.stderr.flush()
+        _end_as(code << 8)
+
+
+LOCALE_VARIABLES = ("LC_CTYPE", "LANG", "LOCPATH")
+"""With ``LC_ALL`` unset, what decides the character type's locale."""
+_coerced: dict[tuple[str | None, ...], str | None] = {}
+
+
+def _locale(env: dict[str, str]) -> dict[str, str]:
+    """``env`` as the program got it from a launcher interpreter of its own, which (PEP 538) sets
+    ``LC_CTYPE`` to a UTF-8 locale where ``env`` leaves the character type the C locale."""
+    if env.get("LC_ALL"):
+        return env
+    key = tuple(env.get(name) for name in LOCALE_VARIABLES)
+    if key not in _coerced:
+        _coerced[key] = _coercion(key)
+    target = _coerced[key]
+    return env if target is None else {**env, "LC_CTYPE": target}
+
+
+def _coercion(key: tuple[str | None, ...]) -> str | None:
+    """What a new interpreter whose environment holds ``key`` sets ``LC_CTYPE`` to, if anything."""
+    os.environ.pop("LC_ALL", None)
+    for name, value in zip(LOCALE_VARIABLES, key):
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value  # what setlocale reads
+    _libc.setlocale.restype = ctypes.c_char_p
+    LC_CTYPE = 0  # glibc's
+    _libc.setlocale(LC_CTYPE, b"C")  # where a new process starts, and stays if env names no installed locale
+    _libc.setlocale(LC_CTYPE, b"")
+    if _libc.setlocale(LC_CTYPE, None) != b"C":
+        return None
+    return next((target for target in ("C.UTF-8", "C.utf8", "UTF-8") if _libc.setlocale(LC_CTYPE, target.encode())), None)
 
 
 if __name__ == "__main__":

@@ -7,9 +7,10 @@ caller allows network. The kernel checks every open the program makes, whatever 
 whichever links it followed, so a directory swapped for a link between the server's check and
 the program's open leads nowhere.
 
-The server is threaded, so nothing runs between ``fork`` and ``exec`` but what ``subprocess``
-does itself: the child is the launcher (``launch.py``, a fresh interpreter), which confines
-itself with the ruleset the server built and then becomes the program.
+The server is threaded, so it never forks a program itself: the launcher (``launch.py --serve``,
+an interpreter of its own, single-threaded, started once per server) forks for each program a
+launcher that confines itself with the ruleset the server built and then becomes the program
+(:mod:`.launcher`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -202,30 +202,31 @@ async def start_program(
     # in above the pinned file between this check and the launcher's mounts would bring its own.
     hidden_by_rules = hidden if pinned or not mounts else ()
     fd = ruleset(ctx, sandbox.abi, program, writes=writes, network=network, runs=runs, hidden=hidden_by_rules, pinned=pinned).build()
-    from .launch import HOLD, NO_LINKS  # here: the launcher's module loads libc
+    from . import launcher  # here: the launcher's module loads libc
+    from .launch import HOLD
 
     # A directory above a hidden (or allowed) file is held in place too: renamed, it would carry
     # the file out from under the name that protects it, to be read by the server's own tools.
     held = masks.above([*hidden, *pinned], (str(root.path) for root in ctx.fs.roots.roots)) if mounts else []
     listed = masks.listing([*(HOLD + d for d in held), *hidden]) if mounts else None
     status, told = os.pipe()
-    fds = (fd, told) if listed is None else (fd, told, listed)
     try:
         # Hidden by Landlock alone, a protected file could be linked to a plain name the server reads.
         # Without namespaces, the filter of hard links, setsid and setpgid holds whether or not
         # anything is hidden now: a process outliving its call could see what is moved in next.
-        hide = str(listed) if listed is not None else NO_LINKS
-        launcher = [sys.executable, "-I", "-S", masks.LAUNCHER, str(fd), hide, str(told)]
-        process = await anyio.open_process([*launcher, program, *argv], pass_fds=fds, **options)
+        process = await launcher.launch(
+            program, argv, cwd=cwd, env=env, ruleset=fd, listing=listed, status=told, stdin=stdin, stdout=stdout, stderr=stderr
+        )
     except BaseException:
         os.close(status)
         raise
     finally:
-        for each in fds:
-            os.close(each)
+        for each in (fd, told, listed):
+            if each is not None:
+                os.close(each)
     try:
         # The launcher says why it did not start the program, or its exec closes the pipe unsaid.
-        why = await anyio.to_thread.run_sync(_told, status, abandon_on_cancel=True)
+        why = await _told(status)
     except BaseException:
         with anyio.CancelScope(shield=True):
             _kill(process)
@@ -234,6 +235,8 @@ async def start_program(
     if why:
         with anyio.CancelScope(shield=True):
             await process.aclose()
+        if (errno := launcher.errno_of(why)) is not None:
+            raise OSError(errno, os.strerror(errno), cwd)
         raise ToolError(
             ErrorCode.PERMISSION_DENIED,
             f"{argv[0]} was not started: {why}. Nothing ran; run it again (a protected file that changed while it was being "
@@ -242,13 +245,15 @@ async def start_program(
     return process
 
 
-def _told(fd: int) -> str:
+async def _told(fd: int) -> str:
     """What the launcher wrote to its status pipe before the pipe closed (nothing, once the program runs)."""
     try:
         data = b""
-        while chunk := os.read(fd, 4096):
+        while True:
+            await anyio.wait_readable(fd)
+            if not (chunk := os.read(fd, 4096)):
+                return data.decode("utf-8", "replace")
             data += chunk
-        return data.decode("utf-8", "replace")
     finally:
         os.close(fd)
 
