@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import fcntl
+import json
+import os
+import shutil
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,3 +22,58 @@ def root(tmp_path: Path) -> Path:
     (root / "a.txt").write_text("alpha\n")
     return root
 
+
+def _session_top(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    top = tmp_path_factory.getbasetemp()
+    if "PYTEST_XDIST_WORKER" in os.environ:
+        top = top.parent  # the session's, above each worker's own
+    return top
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    with open(path, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, or its process ends
+        yield
+
+
+@pytest.fixture(scope="session")
+def built_once(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, Callable[[Path], Any]], Any]:
+    """``built_once(name, build)``: ``build(directory)``'s result (JSON), built once a session.
+
+    pytest-xdist's workers share one copy under the session's temporary directory (its
+    ``--dist loadgroup`` cannot keep a module's tests on one worker): whichever needs it first
+    builds it, a worker that finds it built uses it."""
+    top = _session_top(tmp_path_factory)
+
+    def once(name: str, build: Callable[[Path], Any]) -> Any:
+        where, result = top / f"once-{name}", top / f"once-{name}.json"
+        with _locked(top / f"once-{name}.lock"):
+            if not result.exists():
+                shutil.rmtree(where, ignore_errors=True)  # what a build that failed left
+                where.mkdir()
+                result.write_text(json.dumps(build(where)))
+        return json.loads(result.read_text())
+
+    return once
+
+
+@pytest.fixture(scope="session")
+def all_chunks_told(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, int, int, Any], list[Any] | None]:
+    """``all_chunks_told(name, chunk, chunks, found)``: for a test run in ``chunks`` parametrized
+    chunks (so that pytest-xdist spreads them over its workers), each chunk tells what it found;
+    the chunk that tells last gets every chunk's (in chunk order) and checks what holds of the
+    whole, the others get None. A chunk that failed never tells: the whole is not checked then,
+    and that chunk's failure says why."""
+    top = _session_top(tmp_path_factory)
+
+    def told(name: str, chunk: int, chunks: int, found: Any) -> list[Any] | None:
+        place = top / f"chunks-{name}"
+        with _locked(top / f"chunks-{name}.lock"):
+            place.mkdir(exist_ok=True)
+            (place / f"{chunk}.json").write_text(json.dumps(found))
+            if len(list(place.iterdir())) < chunks:
+                return None
+            return [json.loads((place / f"{i}.json").read_text()) for i in range(chunks)]
+
+    return told

@@ -1,13 +1,12 @@
 """Each plugin installs on its own: real virtual environments, real ``fsmcp`` processes.
 
-The venvs are built with ``uv``, each once a session (``built_once``: the test processes share
+The venvs are built with ``uv``, each once a session (conftest's ``built_once``: the test processes share
 it, whichever of them needs it first builds it); the packages come from this repository's
 source trees, their dependencies from uv's cache or the package index.
 """
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import shutil
@@ -43,23 +42,6 @@ def run(command: list[str | Path], cwd: Path) -> subprocess.CompletedProcess[str
     return subprocess.run(
         [str(c) for c in command], cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL
     )
-
-
-def built_once(tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], Any]) -> Any:
-    """``build(directory)``'s result (JSON), built once a session: pytest-xdist's workers share
-    one copy under the session's temporary directory (its ``--dist loadgroup`` cannot keep a
-    module's tests on one worker), and a worker that finds it built uses it."""
-    top = tmp_path_factory.getbasetemp()
-    if "PYTEST_XDIST_WORKER" in os.environ:
-        top = top.parent  # the session's, above each worker's own
-    where, result = top / f"once-{name}", top / f"once-{name}.json"
-    with open(top / f"once-{name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, or its process ends
-        if not result.exists():
-            shutil.rmtree(where, ignore_errors=True)  # what a build that failed left
-            where.mkdir()
-            result.write_text(json.dumps(build(where)))
-    return json.loads(result.read_text())
 
 
 def tools_of(result: subprocess.CompletedProcess[str]) -> dict[str, str]:
@@ -171,7 +153,7 @@ class Separate:
 
 
 @pytest.fixture(scope="module")
-def separate(tmp_path_factory: pytest.TempPathFactory) -> Separate:
+def separate(built_once: Callable[[str, Callable[[Path], Any]], Any]) -> Separate:
     def build(where: Path) -> dict[str, Any]:
         venv = Venv.create(where / "venv")
         venv.install(REPO / "core", REPO / "plugins" / "read")
@@ -190,7 +172,7 @@ def separate(tmp_path_factory: pytest.TempPathFactory) -> Separate:
         venv.install("pytest>=8")
         return {**asdict(built), "venv": venv.fields()}
 
-    fields = built_once(tmp_path_factory, "separate", build)
+    fields = built_once("separate", build)
     return Separate(**{**fields, "venv": Venv.of(fields["venv"])})
 
 
@@ -260,14 +242,14 @@ def test_enable_a_plugin_offers_only_its_tools(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def with_broken(tmp_path_factory: pytest.TempPathFactory) -> Venv:
+def with_broken(built_once: Callable[[str, Callable[[Path], Any]], Any]) -> Venv:
     def build(where: Path) -> dict[str, str]:
         broken = make_plugin(where, "broken", 'raise RuntimeError("the broken plugin cannot import")\n')
         venv = Venv.create(where / "venv")
         venv.install(REPO / "core", REPO / "plugins" / "read", broken)
         return venv.fields()
 
-    return Venv.of(built_once(tmp_path_factory, "broken", build))
+    return Venv.of(built_once("broken", build))
 
 
 def test_a_plugin_that_fails_to_import_is_reported_and_skipped(with_broken):
@@ -292,14 +274,14 @@ async def test_the_server_still_starts_beside_a_broken_plugin(with_broken):
 
 
 @pytest.fixture(scope="module")
-def with_twins(tmp_path_factory: pytest.TempPathFactory) -> Venv:
+def with_twins(built_once: Callable[[str, Callable[[Path], Any]], Any]) -> Venv:
     def build(where: Path) -> dict[str, str]:
         twins = [make_plugin(where, name, TWIN_HOOKS) for name in ("twina", "twinb")]
         venv = Venv.create(where / "venv")
         venv.install(REPO / "core", REPO / "plugins" / "read", *twins)
         return venv.fields()
 
-    return Venv.of(built_once(tmp_path_factory, "twins", build))
+    return Venv.of(built_once("twins", build))
 
 
 @pytest.mark.parametrize("command", ["serve", "tools"])

@@ -11,8 +11,8 @@ transactional batch is rolled back already, unless the kill came after it was re
 Temporary files of atomic writes (``.x.<hex>.fsmcp-tmp``) are another part's to remove at start;
 these tests leave them out of "nothing left behind".
 
-Each test runs one scene at ``KILL_POINTS`` points; a point costs a server's start (about 3 s
-on a loaded machine): run one test at a time with ``-k``.
+Each scene runs at ``KILL_POINTS`` points, split over ``CHUNKS`` tests that pytest-xdist runs
+side by side; a point costs a server's start (about 3 s on a loaded machine).
 """
 
 from __future__ import annotations
@@ -24,8 +24,10 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -126,6 +128,10 @@ def run(argv: list[str], scene: Scene, env: dict[str, str], strace_args: list[st
 def kill_points(tmp: Path, scene: Scene, env: dict[str, str]) -> list[tuple[str, int]]:
     """``(syscall, n)``: the n-th call of ``syscall`` by one thread since strace attached (its
     counts are a thread's own), chosen evenly among the steps of a traced run of the call."""
+    # A first start fills the tool-list cache, so that every start after it does the same.
+    warm = tmp / "warm"
+    setup(warm, scene)
+    assert run(serve(warm, tmp / "warm-journal"), scene, env)
     root, journal, log = tmp / "traced-root", tmp / "traced-journal", tmp / "trace.log"
     setup(root, scene)
     assert run(serve(root, journal), scene, env, ["-o", str(log), "-e", f"trace={','.join(SYSCALLS)}"], pid_file(journal))
@@ -198,16 +204,28 @@ async def recovered(root: Path, journal: Path, scene: Scene) -> str:
     return left
 
 
-async def crash_at_each_point(tmp_path: Path, scene: Scene) -> None:
-    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
-    # A first start fills the tool-list cache, so that every start after it does the same.
-    warm = tmp_path / "warm"
-    setup(warm, scene)
-    assert run(serve(warm, tmp_path / "warm-journal"), scene, env)
-    points = kill_points(tmp_path, scene, env)
+CHUNKS = 2
+"""Each scene's kill points are killed at in this many tests, which pytest-xdist runs side by side
+(the transactional batch's 20 points took 54 s on a loaded machine, one test)."""
+Told = Callable[[str, int, int, Any], list[Any] | None]
+
+
+async def crash_at_each_point(tmp_path: Path, scene: Scene, chunk: int, built_once: Callable[[str, Callable[[Path], Any]], Any], told: Told) -> None:
+    """Chunk ``chunk`` of ``CHUNKS``: every ``CHUNKS``-th kill point from the ``chunk``-th. The
+    points, and the tool-list cache every start uses, come from one traced run for all the
+    chunks (``built_once``); the chunk that ends last checks what holds of all the points."""
+    name = f"crash-{scene.tool}-{scene.transactional}"
+
+    def enumerate_points(where: Path) -> dict[str, Any]:
+        env = {**os.environ, "XDG_CACHE_HOME": str(where / "cache")}
+        return {"cache": str(where / "cache"), "points": kill_points(where, scene, env)}
+
+    shared = built_once(name, enumerate_points)
+    env = {**os.environ, "XDG_CACHE_HOME": shared["cache"]}
+    points = [(syscall, n) for syscall, n in shared["points"]]
     killed = 0
     outcomes, wrong = [], []
-    for i, (syscall, n) in enumerate(points):
+    for i, (syscall, n) in list(enumerate(points))[chunk::CHUNKS]:
         root, journal = tmp_path / f"root{i}", tmp_path / f"journal{i}"
         setup(root, scene)
         # Only the killing call traced: strace decodes no other call's arguments (to /dev/null).
@@ -218,11 +236,17 @@ async def crash_at_each_point(tmp_path: Path, scene: Scene) -> None:
             outcomes.append(await recovered(root, journal, scene))
         except AssertionError as exc:
             wrong.append(f"kill at {syscall} #{n}: {str(exc).splitlines()[0]}")
-    summary = f"{scene.tool}: {len(points)} kill points, {killed} killed the call; " + ", ".join(
+    summary = f"{scene.tool}, chunk {chunk}: {len(outcomes) + len(wrong)} of {len(points)} kill points, {killed} killed the call; " + ", ".join(
         f"{outcomes.count(o)} {o}" for o in sorted(set(outcomes))
     )
     print(summary)
     assert not wrong, f"{summary}; {len(wrong)} wrong:\n" + "\n".join(wrong)
+    everyone = told(name, chunk, CHUNKS, [killed, outcomes])
+    if everyone is None:
+        return
+    killed, outcomes = sum(k for k, _ in everyone), [o for _, found in everyone for o in found]
+    summary = f"{scene.tool}: {len(points)} kill points, {killed} killed the call; " + ", ".join(f"{outcomes.count(o)} {o}" for o in sorted(set(outcomes)))
+    print(summary)
     assert killed >= KILL_POINTS * 3 // 4, summary
     # The points fall inside the change: some leave it on disk (partly, when it has several files).
     assert any(o.startswith("partly" if len(scene.after) > 1 else "all") for o in outcomes), summary
@@ -243,30 +267,35 @@ def batch(transactional: bool) -> Scene:
 
 
 @pytest.mark.anyio
-async def test_write_files_killed_midway(tmp_path: Path):
+@pytest.mark.parametrize("chunk", range(CHUNKS))
+async def test_write_files_killed_midway(tmp_path: Path, chunk: int, built_once: Callable[[str, Callable[[Path], Any]], Any], all_chunks_told: Told):
     scene = Scene(OLD, NEW, "write_files", {"files": [{"path": k, "content": v} for k, v in NEW.items()]})
-    await crash_at_each_point(tmp_path, scene)
+    await crash_at_each_point(tmp_path, scene, chunk, built_once, all_chunks_told)
 
 
 @pytest.mark.anyio
-async def test_batch_killed_midway(tmp_path: Path):
-    await crash_at_each_point(tmp_path, batch(False))
+@pytest.mark.parametrize("chunk", range(CHUNKS))
+async def test_batch_killed_midway(tmp_path: Path, chunk: int, built_once: Callable[[str, Callable[[Path], Any]], Any], all_chunks_told: Told):
+    await crash_at_each_point(tmp_path, batch(False), chunk, built_once, all_chunks_told)
 
 
 @pytest.mark.anyio
-async def test_transactional_batch_killed_midway_is_rolled_back(tmp_path: Path):
-    await crash_at_each_point(tmp_path, batch(True))
+@pytest.mark.parametrize("chunk", range(CHUNKS))
+async def test_transactional_batch_killed_midway_is_rolled_back(tmp_path: Path, chunk: int, built_once: Callable[[str, Callable[[Path], Any]], Any], all_chunks_told: Told):
+    await crash_at_each_point(tmp_path, batch(True), chunk, built_once, all_chunks_told)
 
 
 @pytest.mark.anyio
-async def test_write_file_killed_at_each_step(tmp_path: Path):
+@pytest.mark.parametrize("chunk", range(CHUNKS))
+async def test_write_file_killed_at_each_step(tmp_path: Path, chunk: int, built_once: Callable[[str, Callable[[Path], Any]], Any], all_chunks_told: Told):
     scene = Scene({"a.txt": "old\n" * 100}, {"a.txt": "new\n" * 100}, "write_file", {"path": "a.txt", "content": "new\n" * 100})
-    await crash_at_each_point(tmp_path, scene)
+    await crash_at_each_point(tmp_path, scene, chunk, built_once, all_chunks_told)
 
 
 @pytest.mark.anyio
-async def test_edit_file_killed_at_each_step(tmp_path: Path):
+@pytest.mark.parametrize("chunk", range(CHUNKS))
+async def test_edit_file_killed_at_each_step(tmp_path: Path, chunk: int, built_once: Callable[[str, Callable[[Path], Any]], Any], all_chunks_told: Told):
     old = "".join(f"line {i}\n" for i in range(200))
     new = old.replace("line 100\n", "LINE 100\n")
     edits = [{"oldText": "line 100\n", "newText": "LINE 100\n"}]
-    await crash_at_each_point(tmp_path, Scene({"a.txt": old}, {"a.txt": new}, "edit_file", {"path": "a.txt", "edits": edits}))
+    await crash_at_each_point(tmp_path, Scene({"a.txt": old}, {"a.txt": new}, "edit_file", {"path": "a.txt", "edits": edits}), chunk, built_once, all_chunks_told)

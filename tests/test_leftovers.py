@@ -26,6 +26,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -175,22 +176,36 @@ def run_rounds(
     many: int = KILL_POINTS,
     needed: int = 20,
     top: Path | None = None,
+    chunk: tuple[Callable[[str, Callable[[Path], Any]], Any], str, int, int] | None = None,
 ) -> tuple[int, int]:
     """A traced call, then one killed at each kill point until ``needed`` were; after each, a new
     server checks what it finds.
 
     ``setup`` makes the round's call ready (on a fresh server) and returns what ``check`` will
-    need; ``check`` runs on the next fresh server. Returns (kills, rounds)."""
+    need; ``check`` runs on the next fresh server. Returns (kills, rounds).
+
+    ``chunk``, ``(built_once, name, i, n)``: this run is chunk ``i`` of ``n`` of one test, which
+    kills at every ``n``-th point from the ``i``-th; the points come from one traced call for all
+    chunks (made by the first chunk to need them, with ``built_once``), so that together they
+    kill at the points one run would."""
     journal, state = (top or tmp_path) / "journal", (top or tmp_path) / "state"
     for root in roots:
         (root / USER_FILE).write_text("a user's own file\n")
     server = Server(roots, journal, state, under)
     plan = setup(server)
-    log = tmp_path / "trace.log"  # written by strace, as root
-    tracer = Strace(server.pid, ["-o", str(log), "-e", f"trace={TRACED}"])
-    assert call(server, plan) is not None
-    tracer.stop()
-    points = kill_points(log, many)
+
+    def traced(_: Path) -> list[tuple[str, int]]:
+        log = tmp_path / "trace.log"  # written by strace, as root
+        tracer = Strace(server.pid, ["-o", str(log), "-e", f"trace={TRACED}"])
+        assert call(server, plan) is not None
+        tracer.stop()
+        return kill_points(log, many)
+
+    if chunk is None:
+        points = traced(tmp_path)
+    else:  # a chunk that finds the points made checks the state its setup left (no call made)
+        built_once, name, i, n = chunk
+        points = [(syscall, number) for syscall, number in built_once(f"kill-points-{name}", traced)][i::n]
     kills = rounds = 0
     for syscall, n in [*points, (None, 0)]:
         if server.proc.poll() is None:
@@ -338,7 +353,15 @@ def test_an_undo_of_a_tree_killed_anywhere_leaves_it_absent_or_whole_and_no_stag
     assert kills >= 20, (kills, rounds_run)
 
 
-def test_an_undo_of_a_copied_tree_killed_anywhere_leaves_it_absent_or_whole(tmp_path: Path):
+CHUNKS = 4
+"""The copied tree's 64 kill points are killed at in this many tests, which pytest-xdist runs side
+by side: one test of them all took two minutes on a loaded machine, the suite's longest."""
+
+
+@pytest.mark.parametrize("chunk", range(CHUNKS))
+def test_an_undo_of_a_copied_tree_killed_anywhere_leaves_it_absent_or_whole(
+    tmp_path: Path, chunk: int, built_once: Callable[[str, Callable[[Path], Any]], Any], all_chunks_told: Callable[..., list | None]
+):
     # The undo sets the copy aside, then deletes it: killed midway through that deletion, the next
     # start must finish it, never put a half-deleted tree back.
     root = tmp_path / "root"
@@ -361,8 +384,11 @@ def test_an_undo_of_a_copied_tree_killed_anywhere_leaves_it_absent_or_whole(tmp_
         assert _tree(root / "d") == whole
 
     # Every point of the spread, which the deletion's unlinkats are a part of (the undo's own copies come first).
-    kills, rounds_run = run_rounds(tmp_path, [root], setup, call, check, many=64, needed=64)
-    assert kills >= 40, (kills, rounds_run)
+    name = "copied-tree"
+    kills, rounds_run = run_rounds(tmp_path, [root], setup, call, check, many=64, needed=64, chunk=(built_once, name, chunk, CHUNKS))
+    everyone = all_chunks_told(name, chunk, CHUNKS, [kills, rounds_run])
+    if everyone is not None:  # the last chunk to end: what the 64 points did together
+        assert sum(k for k, _ in everyone) >= 40, everyone
 
 
 @pytest.fixture

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import threading
 import types
 from pathlib import Path
@@ -27,7 +26,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from fsmcp import hookimpl
-from fsmcp.testing import ToolCalls, cancel_when, connect, host_for, http_url, serve_stdio
+from fsmcp.testing import ToolCalls, cancel_when, connect, forked, host_for, http_url, serve_stdio
 
 FILES = 10
 HELD = 3
@@ -125,8 +124,7 @@ async def test_a_transactional_batch_cancelled_over_http_leaves_nothing(tmp_path
     errors = tmp_path / "stderr.txt"
     with errors.open("wb") as sink:
         process = subprocess.Popen(
-            [sys.executable, "-m", "fsmcp", "serve", "--transport", "http", "--port", "0", str(root),
-             "--token-file", str(token_file), "--journal", str(journal)],
+            forked("serve", "--transport", "http", "--port", "0", str(root), "--token-file", str(token_file), "--journal", str(journal)),
             cwd=tmp_path, env={**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")},
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=sink,
         )
