@@ -58,7 +58,8 @@ class ProtectedNames:
         self.globs: tuple[str, ...] = tuple(globs)
         self._rules = [rule for g in self.globs if (rule := _compile(g)) is not None]
         self._decided: dict[str, bool] = {}
-        """Each folded path's own answer: every call checks the same few directories again."""
+        """Each folded path's answer, its directories' included: every call checks the same few
+        directories again, and a walk asks a path just after its directory."""
         self._any_name = _union(r for r in self._rules if not r.negated and not r.anchored)
         self._any_path = _union(r for r in self._rules if not r.negated and r.anchored)
         """What some rule protects, in one expression each: most names meet none, and are answered by it."""
@@ -73,17 +74,22 @@ class ProtectedNames:
         """Whether ``relpath`` (``/``-separated, relative to the root) or a directory above it is protected."""
         if not self._rules:
             return False
-        parts = [p for p in fold(relpath).split("/") if p not in ("", ".")]
-        for depth in range(1, len(parts) + 1):
-            path = "/".join(parts[:depth])
-            decided = self._decided.get(path)
-            if decided is None:
-                if len(self._decided) >= DECIDED:
-                    self._decided.clear()
-                decided = self._decided[path] = self._decide(path, parts[depth - 1])
-            if decided:
-                return True
-        return False
+        path = "/".join(p for p in fold(relpath).split("/") if p not in ("", "."))
+        # Up to the nearest directory already answered, then down again deciding each level: a
+        # path costs its own length, not its length times its depth (a 1,000-level tree).
+        ends: list[int] = []
+        end = len(path)
+        while end > 0 and (decided := self._decided.get(path[:end])) is None:
+            ends.append(end)
+            end = path.rfind("/", 0, end)
+        if end <= 0:
+            decided = False
+        if len(self._decided) + len(ends) > DECIDED:
+            self._decided.clear()
+        for end in reversed(ends):
+            here = path[:end]
+            decided = self._decided[here] = decided or self._decide(here, here[here.rfind("/") + 1 :])
+        return decided
 
     def protects(self, relpath: str) -> bool:
         """Whether ``relpath`` is protected by its own name or path, its directories not asked: for a

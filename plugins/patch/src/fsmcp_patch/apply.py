@@ -104,6 +104,7 @@ def _apply_text(text: str, hunks: list[Hunk], literal_eol: bool, show: bool) -> 
     offsets: dict[int, int] = {}
     failures: list[str] = []
     tolerated: list[str] = []
+    seen: dict[int, list[str]] = {}
     for number, hunk in enumerate(hunks, 1):
         if hunk.numbered:
             old = [line.key for line in hunk.old]
@@ -116,7 +117,7 @@ def _apply_text(text: str, hunks: list[Hunk], literal_eol: bool, show: bool) -> 
             if last_offset:
                 offsets[number] = last_offset
         else:
-            placed = _place(keys, hunk, number, len(hunks), cursor, show)
+            placed = _place(keys, seen, hunk, number, len(hunks), cursor, show)
             if isinstance(placed, str):
                 failures.append(placed)
                 continue
@@ -152,11 +153,12 @@ def _apply_text(text: str, hunks: list[Hunk], literal_eol: bool, show: bool) -> 
     return _Result((BOM if bom else "") + joined, offsets, len(out_bodies), tolerated)
 
 
-def _place(keys: list[str], hunk: Hunk, number: int, total: int, lo: int, show: bool) -> tuple[int, Hunk, int] | str:
+def _place(keys: list[str], seen: dict[int, list[str]], hunk: Hunk, number: int, total: int, lo: int, show: bool) -> tuple[int, Hunk, int] | str:
     """Where a hunk without line numbers goes: after its @@ lines, at the first match of its old
-    lines, the least tolerance first; the hunk as it applies there; or the failure report."""
+    lines, the least tolerance first; the hunk as it applies there; or the failure report.
+    ``seen``: ``keys`` as each tolerance sees them (``find``), kept for the file's next hunks."""
     for anchor in hunk.anchors:
-        hit = find(keys, [anchor], lo, False)
+        hit = find(keys, [anchor], lo, False, seen)
         if hit is None:
             return describe_anchor(keys, hunk, anchor, number, total, lo, show)
         lo = hit[0] + 1
@@ -164,7 +166,7 @@ def _place(keys: list[str], hunk: Hunk, number: int, total: int, lo: int, show: 
         old = [line.key for line in lines if line.op != "+"]
         # Lines added with nothing to find go after the @@ lines that place them, else at the
         # end of the file, as codex puts them.
-        hit = find(keys, old, lo, hunk.at_end or not (old or hunk.anchors))
+        hit = find(keys, old, lo, hunk.at_end or not (old or hunk.anchors), seen)
         if hit is not None:
             pos, tier = hit
             added = _reindent(lines, keys[pos:pos + len(old)]) if tier >= 2 else lines

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections import Counter
 from typing import TYPE_CHECKING
 
 from fsmcp import lines_withheld
@@ -138,10 +139,38 @@ def _like(stripped: list[str], text: str, lo: int) -> int | None:
     """
     for word in sorted(set(re.findall(r"\w{3,}", text)), key=len, reverse=True)[:3]:
         hits = [q for q in range(lo, len(stripped)) if word in stripped[q]][:_LIKE_CANDIDATES]
-        like = difflib.get_close_matches(text, [stripped[q] for q in hits], n=1, cutoff=0.5)
-        if like:
-            return next(q for q in hits if stripped[q] == like[0])
+        like = _closest(text, [stripped[q] for q in hits], 0.5)
+        if like is not None:
+            return next(q for q in hits if stripped[q] == like)
     return None
+
+
+def _closest(text: str, candidates: list[str], cutoff: float) -> str | None:
+    """``difflib.get_close_matches(text, candidates, n=1, cutoff=cutoff)``'s one answer, found
+    with fewer ratios: the candidates are taken by their quick ratio, an upper bound of the
+    ratio, highest first, and the search stops where that bound cannot beat the best found (a
+    patch failing in hundreds of blocks of look-alike lines took a minute of ratios)."""
+    counts = Counter(text)
+    bounds = []
+    for x in set(candidates):
+        length = len(x) + len(text)
+        if 2.0 * min(len(x), len(text)) / length < cutoff:
+            continue
+        bound = 2.0 * sum((Counter(x) & counts).values()) / length
+        if bound >= cutoff:
+            bounds.append((bound, x))
+    bounds.sort(reverse=True)
+    matcher = difflib.SequenceMatcher()
+    matcher.set_seq2(text)
+    best: tuple[float, str] | None = None
+    for bound, x in bounds:
+        if best is not None and (bound, x) <= best:
+            break  # as get_close_matches, the highest (ratio, line) wins: none left can
+        matcher.set_seq1(x)
+        ratio = matcher.ratio()
+        if ratio >= cutoff and (best is None or (ratio, x) > best):
+            best = (ratio, x)
+    return None if best is None else best[1]
 
 
 def _after(hunk: Hunk) -> str:

@@ -92,9 +92,13 @@ TOLERANCES = (
 )
 
 
-def find(keys: list[str], old: list[str], lo: int, at_end: bool) -> tuple[int, int] | None:
+def find(keys: list[str], old: list[str], lo: int, at_end: bool, seen: dict[int, list[str]]) -> tuple[int, int] | None:
     """Where ``old`` first matches at or after ``lo`` (only where it ends the file when ``at_end``),
-    and the index in TOLERANCES of the least tolerance it takes; None when none matches."""
+    and the index in TOLERANCES of the least tolerance it takes; None when none matches.
+
+    ``seen``: the file's lines as each tolerance sees them, by its index, filled as they are
+    first needed; one per file, so that its hunks do not each make them again (hundreds of
+    failing blocks in a long file made them for every block)."""
     n = len(old)
     hi = len(keys) - n
     if hi < lo:
@@ -104,7 +108,9 @@ def find(keys: list[str], old: list[str], lo: int, at_end: bool) -> tuple[int, i
     if n == 0:
         return lo, 0
     for tier, (_, same) in enumerate(TOLERANCES):
-        hit = next(starts([same(key) for key in keys[lo:]], [same(line) for line in old], 0, hi - lo), None)
+        if tier not in seen:
+            seen[tier] = [same(key) for key in keys] if tier else keys
+        hit = next(starts(seen[tier], [same(line) for line in old], lo, hi), None)
         if hit is not None:
-            return lo + hit, tier
+            return hit, tier
     return None
