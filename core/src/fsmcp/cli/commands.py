@@ -231,7 +231,7 @@ def _serve_stdio(settings: Settings) -> int:
         if host.clean():
             catalog.store(where, {"tools": host.listing(), "instructions": host.instructions(), "line": line})
     else:
-        from ..run.deferred import DeferredHost
+        from ..run.catalog import DeferredHost
 
         host, line = DeferredHost(settings, roots, entry, where), entry["line"]
     from ..serve.stdio import serve_stdio
