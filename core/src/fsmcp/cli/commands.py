@@ -199,11 +199,11 @@ def _serve(host: Host) -> int:
 def _serve_stdio(settings: Settings) -> int:
     """Serve stdio; a configuration that started cleanly before answers from the cache (catalog.py)."""
     from ..run import catalog
-    from ..paths import state as journal_place
+    from ..paths import state as journal_place, temporaries
 
     try:
         # Before the cached catalog can answer for the host: the journal is checked at every start.
-        roots = journal_place.start(settings)
+        roots = temporaries.start(settings)
     except ValueError as exc:
         return _error(exc)
     where = catalog.location(settings, roots)

@@ -6,7 +6,6 @@ Apart from :mod:`fsmcp.builtin.journal` so that a start answered from the tool-l
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 import stat as stat_mod
@@ -14,7 +13,6 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ..api.config import Settings
-from .roots import RootSet
 
 JOURNAL = "fsmcp.journal"
 """The journal plugin's name: ``disable = ["fsmcp.journal"]`` turns it off as ``journal = "off"`` does."""
@@ -84,21 +82,6 @@ def prepare(settings: Settings, roots: Iterable[Path]) -> None:
 # the journal mounted inside a root (or a root's directory mounted where the journal lives) is
 # the same place. Each path is taken to where it lies in its file system (the device, and the
 # path from that file system's top: /proc/self/mountinfo), with every mount below it.
-
-
-def start(settings: Settings) -> RootSet:
-    """The operator's roots (each unusable spec warned about), the journal's place checked, the lock
-    directory made, and a killed server's temporaries removed: what every start does once, before
-    any call can make temporary names of its own. ValueError says what to change."""
-    from . import locks, temporaries  # both import this module
-
-    roots, warnings = RootSet.from_specs(settings.roots, read_only=settings.read_only)
-    for warning in warnings:
-        logging.getLogger("fsmcp").warning(warning)
-    prepare(settings, (r.path for r in roots.operator))
-    locks.prepare()
-    temporaries.sweep([r.path for r in roots.operator], kept(settings), read_only=settings.read_only)
-    return roots
 
 
 def mounts() -> list[tuple[str, str, str]]:

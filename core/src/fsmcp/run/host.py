@@ -6,7 +6,7 @@ import logging
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from ..paths import state as journal_place, locks
+from ..paths import locks, temporaries
 from ..api.config import Settings
 from ..api.errors import HostError, ToolError
 from ..paths.fs import FileSystem
@@ -98,7 +98,7 @@ class Host:
         on stdio does before its cached tool list answers (once a start is enough)."""
         if roots is None:
             try:
-                roots = journal_place.start(settings)
+                roots = temporaries.start(settings)
             except ValueError as exc:
                 raise HostError(str(exc)) from None
         # A plugin that warns while it loads or registers (a program it needs is missing) makes
