@@ -199,21 +199,11 @@ def _serve(host: Host) -> int:
 def _serve_stdio(settings: Settings) -> int:
     """Serve stdio; a configuration that started cleanly before answers from the cache (catalog.py)."""
     from ..run import catalog
-    from ..paths import state as journal_place, locks, temporaries
-    from ..paths.roots import RootSet
+    from ..paths import state as journal_place, temporaries
 
     try:
-        roots, warnings = RootSet.from_specs(settings.roots, read_only=settings.read_only)
-    except ValueError as exc:
-        return _error(exc)
-    for warning in warnings:
-        logging.getLogger("fsmcp").warning(warning)
-    try:
         # Before the cached catalog can answer for the host: the journal is checked at every start.
-        journal_place.prepare(settings, (r.path for r in roots.operator))
-        locks.prepare()
-        # Before any call can make temporary names of its own: a killed server's are removed.
-        temporaries.sweep([r.path for r in roots.operator], journal_place.kept(settings), read_only=settings.read_only)
+        roots = temporaries.start(settings)
     except ValueError as exc:
         return _error(exc)
     where = catalog.location(settings, roots)
@@ -231,7 +221,7 @@ def _serve_stdio(settings: Settings) -> int:
         if host.clean():
             catalog.store(where, {"tools": host.listing(), "instructions": host.instructions(), "line": line})
     else:
-        from ..run.deferred import DeferredHost
+        from ..run.catalog import DeferredHost
 
         host, line = DeferredHost(settings, roots, entry, where), entry["line"]
     from ..serve.stdio import serve_stdio

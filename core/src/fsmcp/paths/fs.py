@@ -166,7 +166,8 @@ class FileSystem:
         self.roots = policy.roots
         self.max_file_bytes = max_file_bytes
         self.guard = guard
-        self._conf = Confinement(policy.roots.operator, policy.resolve, naive=naive)
+        self.confinement = Confinement(policy.roots.operator, policy.resolve, naive=naive)
+        """The roots' descriptors, for the host's own modules that restore what they saved."""
         self._snapshots: list[Snapshot] = []
         """The live snapshots of the host's own work, outside any call (a call's are its change's)."""
         self.server = self
@@ -184,11 +185,6 @@ class FileSystem:
         view.__dict__.update(self.__dict__)
         view.call = weakref.proxy(call)
         return view
-
-    @property
-    def confinement(self) -> Confinement:
-        """The roots' descriptors, for the host's own modules that restore what they saved."""
-        return self._conf
 
     def _changing(self, *paths: ResolvedPath, tree: bool = True, whole: bool = True, moving: bool = False, arrived: bool = False) -> Any:
         """Before a primitive changes ``paths``: their locks, the call's change told, and what the
@@ -224,7 +220,7 @@ class FileSystem:
             if (path.access is Access.WRITE or access is Access.READ) and path.follows_links == follow_links:
                 return path
             path = str(path.path)
-        return self._conf.resolve(path, access, follow_links)
+        return self.confinement.resolve(path, access, follow_links)
 
     def _inside(self, here: Path, target: str) -> Path | None:
         """The real path a link at ``here`` with ``target`` leads to, when that is inside the roots."""
@@ -234,15 +230,15 @@ class FileSystem:
     def _final(self, p: ResolvedPath, op: Callable[[int, str], T], created: Created | None = None) -> T:
         """``op(parent_fd, name)`` at ``p``; a link found at the end is resolved here and tried again."""
         for _ in range(MAX_HOPS):
-            place = self._conf.reach(p, created)
+            place = self.confinement.reach(p, created)
             try:
                 return op(place.fd, place.name)
             except _LinkHere:
                 target = dirfd.readlink(place.fd, place.name)
             finally:
-                self._conf.release(place.fd)
+                self.confinement.release(place.fd)
             if target is not None:
-                p = self._conf.redirect(place.path, str(place.path.path.parent), target, ())
+                p = self.confinement.redirect(place.path, str(place.path.path.parent), target, ())
         raise loop_error(p)
 
     # -- metadata -----------------------------------------------------------------------------
@@ -626,7 +622,7 @@ class FileSystem:
         """
         change = self.call.change
         watchers = change.snapshots if change is not None else self._snapshots
-        snap = Snapshot(self._conf, watchers, restored=self.guard.moved, check_cancelled=self.call.check_cancelled, hold=self.guard.hold)
+        snap = Snapshot(self.confinement, watchers, restored=self.guard.moved, check_cancelled=self.call.check_cancelled, hold=self.guard.hold)
         try:
             # Nothing is copied yet, so nothing waits its turn here: a tree is copied (and can come
             # back whole) only for a primitive that removes or moves it, which waits its turn then.
@@ -644,7 +640,7 @@ class FileSystem:
         # A directory deleted may come back whole while programs run: its journal copy or a
         # rollback's puts it back, unlike a file, which holds nothing protected (its name aside).
         noted = self._changing(p, tree=self._tree(p))
-        with noted, self.guard.changing(p.path), _mapped(p), self._conf.at(p) as place:
+        with noted, self.guard.changing(p.path), _mapped(p), self.confinement.at(p) as place:
             kind = kind_of(dirfd.lstat(place.fd, place.name).st_mode)
             if kind != "directory":
                 os.unlink(place.name, dir_fd=place.fd)
@@ -670,13 +666,13 @@ class FileSystem:
             # Under the locks: a protected tree moved onto the source meanwhile is seen.
             self._keep_protected(src, dst, "moving")
             with _mapped(src):
-                s = stack.enter_context(self._conf.at(src))
+                s = stack.enter_context(self.confinement.at(src))
                 src_mode = dirfd.lstat(s.fd, s.name).st_mode
             if src.path == dst.path:
                 return
             created = stack.enter_context(self._parents_undone_on_failure(True))
             with _mapped(dst):
-                d = stack.enter_context(self._conf.at(dst, created))
+                d = stack.enter_context(self.confinement.at(dst, created))
             self._clear_destination(src_mode, d, dst, overwrite)
             with _mapped(dst):
                 try:
@@ -701,7 +697,7 @@ class FileSystem:
             stack.callback(self.guard.moved, dst.path)
             self._keep_protected(src, dst, "copying")
             with _mapped(src):
-                s = stack.enter_context(self._conf.at(src))
+                s = stack.enter_context(self.confinement.at(src))
                 st = dirfd.lstat(s.fd, s.name)
             kind = kind_of(st.st_mode)
             if kind == "file" and st.st_size > self.max_file_bytes:
@@ -710,7 +706,7 @@ class FileSystem:
                 raise ToolError(ErrorCode.INVALID_PARAMS, "source and destination are the same path")
             created = stack.enter_context(self._parents_undone_on_failure(True))
             with _mapped(dst):
-                d = stack.enter_context(self._conf.at(dst, created))
+                d = stack.enter_context(self.confinement.at(dst, created))
             self._clear_destination(st.st_mode, d, dst, overwrite)
             with _mapped(dst):
                 self._copy_into_place(s, d, overwrite, src, tree)

@@ -33,8 +33,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from . import dirfd, state
+from . import dirfd, locks, state
+from .roots import RootSet
 from .state import private_dir
+from ..api.config import Settings
 from ..api.jsontext import too_deep
 
 log = logging.getLogger("fsmcp.temporaries")
@@ -399,3 +401,16 @@ def _remove(dir_fd: int, name: str) -> None:
         dirfd.remove_tree(dir_fd, name)  # read-only directories inside too
     except OSError as exc:
         log.warning("could not remove a temporary %s: %s", name, exc)
+
+
+def start(settings: Settings) -> RootSet:
+    """The operator's roots (each unusable spec warned about), the journal's place checked, the lock
+    directory made, and a killed server's temporaries removed: what every start does once, before
+    any call can make temporary names of its own. ValueError says what to change."""
+    roots, warnings = RootSet.from_specs(settings.roots, read_only=settings.read_only)
+    for warning in warnings:
+        logging.getLogger("fsmcp").warning(warning)
+    state.prepare(settings, (r.path for r in roots.operator))
+    locks.prepare()
+    sweep([r.path for r in roots.operator], state.kept(settings), read_only=settings.read_only)
+    return roots

@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import logging
 import os
 import sys
 from pathlib import Path
@@ -30,6 +31,10 @@ from ..api import __version__
 if TYPE_CHECKING:
     from ..api.config import Settings
     from ..paths.roots import RootSet
+    from .host import Host
+    from .runner import CallRunner
+
+log = logging.getLogger("fsmcp")
 
 KEEP = 32
 """Files kept at most: the oldest go when a new one is written."""
@@ -157,3 +162,41 @@ def forget(where: Path | None) -> None:
             where.unlink(missing_ok=True)
         except OSError:
             pass
+
+
+class DeferredHost:
+    """A host whose plugins load at the first tool call, for a start this cache answers: until then
+    it has what a client asks first (the instructions, the tool list) from the cache, and the roots."""
+
+    def __init__(self, settings: Settings, roots: RootSet, entry: dict[str, Any], where: Path | None):
+        self.settings = settings
+        self.roots = roots
+        self._entry = entry
+        self._where = where
+        self._host: Host | None = None
+
+    def listing(self) -> list[dict[str, Any]]:
+        return self._entry["tools"] if self._host is None else self._host.listing()
+
+    def instructions(self) -> str:
+        return self._entry["instructions"]
+
+    def host(self) -> Host:
+        """The host, its plugins loaded at the first call (synchronously: one load for every call waiting)."""
+        if self._host is None:
+            from .host import Host
+
+            self._host = Host.start(self.settings, roots=self.roots)
+            if [t["name"] for t in self._entry["tools"]] != list(self._host.tools):
+                # Nothing the key covers changed, yet the tools did: serve the truth, keep nothing.
+                log.warning("the installed plugins offer other tools than when this configuration last started; tools/list changed")
+                forget(self._where)
+            elif not self._host.clean():
+                # It warned only now (a program a plugin needs went missing): the next start says it at once.
+                forget(self._where)
+        return self._host
+
+    @property
+    def runner(self) -> CallRunner:
+        """The host's call runner: asked for by the first call, which loads the plugins."""
+        return self.host().runner

@@ -6,7 +6,7 @@ import logging
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from ..paths import state as journal_place, locks, temporaries
+from ..paths import locks, temporaries
 from ..api.config import Settings
 from ..api.errors import HostError, ToolError
 from ..paths.fs import FileSystem
@@ -98,14 +98,7 @@ class Host:
         on stdio does before its cached tool list answers (once a start is enough)."""
         if roots is None:
             try:
-                roots, warnings = RootSet.from_specs(settings.roots, read_only=settings.read_only)
-            except ValueError as exc:
-                raise HostError(str(exc)) from None
-            for warning in warnings:
-                log.warning(warning)
-            try:
-                journal_place.prepare(settings, (r.path for r in roots.operator))
-                temporaries.sweep([r.path for r in roots.operator], journal_place.kept(settings), read_only=settings.read_only)
+                roots = temporaries.start(settings)
             except ValueError as exc:
                 raise HostError(str(exc)) from None
         # A plugin that warns while it loads or registers (a program it needs is missing) makes

@@ -87,24 +87,12 @@ def load_plugins(
     for name in settings.disable:
         pm.set_blocked(name)
     for name, module in DEFAULT_PLUGINS:
-        info = PluginInfo(name, status="default")
-        infos.append(info)
-        if pm.is_blocked(name):
-            info.status = "disabled"
-        elif module is consent and not settings.ask_user:
-            # It would be asked at every call only to say that it asks nobody.
-            info.status, info.why = "disabled", "ask_user = false (--no-ask)"
-        else:
-            pm.register(module, name=name)
-    if pm.is_blocked(SECRETS):
-        infos.append(PluginInfo(SECRETS, status="disabled"))
-    else:
-        pm.register(Secrets(settings), name=SECRETS)
-        infos.append(PluginInfo(SECRETS, status="default"))
-    audit, audit_info = _built_in(pm, infos, AUDIT, lambda: Audit.for_settings(settings), "no audit_log (--audit-log FILE)")
-    journal, _ = _built_in(pm, infos, JOURNAL, lambda: Journal.for_settings(settings), 'journal = "off" (--journal off)')
-    if journal is not None:
-        pm.register(journal, name=JOURNAL)
+        # Consent would be asked at every call only to say that it asks nobody.
+        asks_nobody = module is consent and not settings.ask_user
+        _built_in(pm, infos, name, lambda: None if asks_nobody else module, "ask_user = false (--no-ask)")
+    _built_in(pm, infos, SECRETS, lambda: Secrets(settings), "")
+    audit, audit_info = _built_in(pm, infos, AUDIT, lambda: Audit.for_settings(settings), "no audit_log (--audit-log FILE)", last=True)
+    _built_in(pm, infos, JOURNAL, lambda: Journal.for_settings(settings), 'journal = "off" (--journal off)')
     if entry_points:
         infos.extend(_load_entry_points(pm, settings))
     for name, plugin in extra:
@@ -126,9 +114,10 @@ def load_plugins(
     return pm, infos
 
 
-def _built_in(pm: pluggy.PluginManager, infos: list[PluginInfo], name: str, make: Callable[[], Any], off: str) -> tuple[Any, PluginInfo]:
+def _built_in(pm: pluggy.PluginManager, infos: list[PluginInfo], name: str, make: Callable[[], Any], off: str, *, last: bool = False) -> tuple[Any, PluginInfo]:
     """The built-in ``name`` that ``make()`` builds (None where the setting ``off`` names turns it
-    off, or configuration disabled it), and its line of ``fsmcp plugins``, added to ``infos``."""
+    off, or configuration disabled it), and its line of ``fsmcp plugins``, added to ``infos``.
+    Registered here, or by the caller when it is to come ``last``."""
     info = PluginInfo(name, status="default")
     infos.append(info)
     if pm.is_blocked(name):
@@ -137,6 +126,8 @@ def _built_in(pm: pluggy.PluginManager, infos: list[PluginInfo], name: str, make
     made = make()
     if made is None:
         info.status, info.why = "disabled", off
+    elif not last:
+        pm.register(made, name=name)
     return made, info
 
 

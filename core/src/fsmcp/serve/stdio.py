@@ -36,7 +36,7 @@ from .wire import TOO_LONG, PipeWire, Wire, max_message_bytes, too_long
 from ..run.workers import WORKERS
 
 if TYPE_CHECKING:
-    from ..run.deferred import DeferredHost
+    from ..run.catalog import DeferredHost
     from ..paths.guard import Session
     from ..run.host import Host
     from ..run.runner import NotNow
