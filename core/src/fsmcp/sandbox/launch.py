@@ -260,6 +260,17 @@ def hide(fd: int) -> None:
     os.chdir(os.getcwd())
 
 
+ORPHANED = signal.SIGUSR1
+"""What a forked launcher gets when the launcher that forked it ends (the server's end)."""
+
+
+def _orphaned(signum: int = ORPHANED, frame: object = None) -> None:
+    """The server is gone: this launcher's process group goes (itself, the program and all it
+    started; without a PID namespace they cannot leave the group, the seccomp filter refuses
+    ``setsid`` and ``setpgid``; with one, its first process is in the group and takes the rest)."""
+    os.killpg(0, signal.SIGKILL)
+
+
 def _ignore(signum: int, frame: object) -> None:
     """The program's process group gets the server's signals too: the waiters only wait."""
 
@@ -292,6 +303,8 @@ def alone(status: str) -> None:
         _end_as(int.from_bytes(told, "little") if len(told) == 4 else code)
     os.close(result)
     _drop_report()  # the waiter above writes it: the namespace's processes hold it not
+    # The namespace's first process gets from its namespace only the signals it handles: not this one.
+    signal.signal(ORPHANED, signal.SIG_DFL)
     program = os.fork()
     if program:
         _waiting(status)
@@ -459,7 +472,7 @@ def serve(control: int, server: int) -> int:
             else:
                 if pid == 0:
                     channel.close()
-                    _forked(list(fds), *request)
+                    _forked(os.getppid(), list(fds), *request)
         for fd in fds:
             os.close(fd)
 
@@ -475,8 +488,9 @@ def _request(fd: int) -> tuple[str, str, str, list[str], dict[str, str]]:
     return fields[0], fields[1], fields[2], fields[4 : 4 + count], _locale(env)
 
 
-def _forked(fds: list[int], program: str, cwd: str, masks: str, args: list[str], env: dict[str, str]) -> None:
-    """In a launcher :func:`serve` forked: start the request's program, or report why not. Never returns."""
+def _forked(serving: int, fds: list[int], program: str, cwd: str, masks: str, args: list[str], env: dict[str, str]) -> None:
+    """In a launcher :func:`serve` (process ``serving``) forked: start the request's program, or
+    report why not. Never returns."""
     global _report
     request, ruleset, status, _report, stdin, stdout, stderr, *listing = fds
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # SIG_IGN would pass through the exec
@@ -484,6 +498,12 @@ def _forked(fds: list[int], program: str, cwd: str, masks: str, args: list[str],
     code = 127
     try:
         os.setsid()  # first: the server kills this group from the moment it knows the id
+        # A server killed outright kills nobody: its serving launcher dies with it (its death
+        # signal), and this one then ends its whole group, the program's PID namespace with it.
+        signal.signal(ORPHANED, _orphaned)
+        _check(_libc.prctl(PR_SET_PDEATHSIG, ORPHANED, 0, 0, 0), "prctl(PR_SET_PDEATHSIG)")
+        if os.getppid() != serving:
+            _orphaned()  # it ended before the line above
         os.write(_report, os.getpid().to_bytes(4, "little"))
         os.close(request)
         for target, fd in enumerate((stdin, stdout, stderr)):
