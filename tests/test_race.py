@@ -15,7 +15,7 @@ import ctypes
 import itertools
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -38,6 +38,11 @@ NAIVE_CALL_LIMIT = 8000
 PROGRAM_CALLS = 5000
 UNCONFINED_CALL_LIMIT = 20000
 WORKERS = 8
+CHUNKS = 4
+"""The long attacks run in this many parametrized chunks (pytest-xdist spreads them over its
+workers): chunk ``i`` makes calls ``i * n`` to ``(i + 1) * n`` of the same plan, in a world and
+under a swapper of its own, and checks them fully; what holds of the whole attack (how the
+outcomes split) is checked over all the chunks (conftest's ``all_chunks_told``)."""
 PLUGINS = [("read", fsmcp_read.hooks), ("write", fsmcp_write.hooks), ("edit", fsmcp_edit.hooks)]
 PROGRAM_PLUGINS = [("search", fsmcp_search.hooks), ("shell", fsmcp_shell.hooks)]
 
@@ -177,8 +182,9 @@ class Attack:
         self.crashes: list[str] = []
         self.outcomes: dict[str, int] = {}
 
-    async def run(self, total: int, *, stop_at_first_escape: bool = False) -> None:
-        plan = itertools.islice(self.plan(), total)
+    async def run(self, total: int, *, chunk: int = 0, chunks: int = 1, stop_at_first_escape: bool = False) -> None:
+        """Makes the plan's calls ``total * chunk / chunks`` up to ``total * (chunk + 1) / chunks``."""
+        plan = itertools.islice(self.plan(), total * chunk // chunks, total * (chunk + 1) // chunks)
 
         async def worker() -> None:
             for name, args in plan:
@@ -203,29 +209,44 @@ class Attack:
         return bool(self.leaks) or tree(self.outside) != self.before
 
 
-async def test_no_escape_in_process(world):
+def outcomes_of_all(all_chunks_told: Callable[..., list | None], name: str, chunk: int, attack: Attack) -> dict[str, int] | None:
+    """The outcomes of every chunk of the attack ``name`` added up, for the chunk that tells last (None for the others)."""
+    everyone = all_chunks_told(name, chunk, CHUNKS, attack.outcomes)
+    if everyone is None:
+        return None
+    total: dict[str, int] = {}
+    for outcomes in everyone:
+        for code, count in outcomes.items():
+            total[code] = total.get(code, 0) + count
+    return total
+
+
+@pytest.mark.parametrize("chunk", range(CHUNKS))
+async def test_no_escape_in_process(world, chunk, all_chunks_told):
     root, outside = world
     host = host_for([root], PLUGINS)
     async with connect(host) as client:
         attack = Attack(client, outside)
         with Swapper(root).running() as swapper:
-            await attack.run(IN_PROCESS_CALLS)
-    assert attack.made == IN_PROCESS_CALLS
+            await attack.run(IN_PROCESS_CALLS, chunk=chunk, chunks=CHUNKS)
+    assert attack.made == IN_PROCESS_CALLS // CHUNKS
     assert swapper.flips > 1000, "the swapper hardly ran: the test proved nothing"
     assert attack.leaks == []
     assert tree(outside) == attack.before
     assert attack.crashes == []
     # Both states of sub were met: some calls succeeded, some were refused.
-    assert attack.outcomes.get("ok", 0) > 100 and attack.outcomes.get("ACCESS_DENIED", 0) > 0, attack.outcomes
+    if (outcomes := outcomes_of_all(all_chunks_told, "race-in-process", chunk, attack)) is not None:
+        assert outcomes.get("ok", 0) > 100 and outcomes.get("ACCESS_DENIED", 0) > 0, outcomes
 
 
-async def test_no_escape_over_stdio(world):
+@pytest.mark.parametrize("chunk", range(CHUNKS))
+async def test_no_escape_over_stdio(world, chunk):
     root, outside = world
     async with serve_stdio(str(root), "--enable", "read,write,edit") as client:
         attack = Attack(client, outside)
         with Swapper(root).running() as swapper:
-            await attack.run(STDIO_CALLS)
-    assert attack.made == STDIO_CALLS
+            await attack.run(STDIO_CALLS, chunk=chunk, chunks=CHUNKS)
+    assert attack.made == STDIO_CALLS // CHUNKS
     assert swapper.flips > 1000
     assert attack.leaks == []
     assert tree(outside) == attack.before
@@ -256,7 +277,8 @@ def test_without_the_race_the_link_is_refused(world, naive):
     assert info.value.code is ErrorCode.ACCESS_DENIED
 
 
-async def test_programs_confined_by_the_kernel_find_no_way_out(world):
+@pytest.mark.parametrize("chunk", range(CHUNKS))
+async def test_programs_confined_by_the_kernel_find_no_way_out(world, chunk, all_chunks_told):
     """grep_files, search_files, glob_search and run_command through the swapped ``sub``: the
     programs they start open whatever the link leads to, and Landlock refuses it."""
     root, outside = world
@@ -265,13 +287,14 @@ async def test_programs_confined_by_the_kernel_find_no_way_out(world):
     async with connect(host) as client:
         attack = Attack(client, outside, program_calls)
         with Swapper(root).running() as swapper:
-            await attack.run(PROGRAM_CALLS)
-    print(f"sandbox on: {attack.made} calls, {swapper.flips} swaps, {len(attack.leaks)} leaks, {attack.outcomes}")
-    assert attack.made == PROGRAM_CALLS
+            await attack.run(PROGRAM_CALLS, chunk=chunk, chunks=CHUNKS)
+    print(f"sandbox on, chunk {chunk}: {attack.made} calls, {swapper.flips} swaps, {len(attack.leaks)} leaks, {attack.outcomes}")
+    assert attack.made == PROGRAM_CALLS // CHUNKS
     assert swapper.flips > 1000
     assert attack.leaks == []
     assert tree(outside) == attack.before
-    assert attack.outcomes.get("ok", 0) > 100, attack.outcomes
+    if (outcomes := outcomes_of_all(all_chunks_told, "race-programs", chunk, attack)) is not None:
+        assert outcomes.get("ok", 0) > 100, outcomes
 
 
 async def test_unconfined_programs_are_led_out(world):
