@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 pytestmark = pytest.mark.anyio
@@ -44,7 +46,8 @@ async def test_nothing_outside_leaks(escape, call, name, args):
     assert SECRET not in wire
     assert "SECRET-NAME" not in wire
     assert str(escape) not in wire
-    assert str(len(SECRET * 100)) not in wire
+    # The secret file's size, as a number of its own: a version tag's hex digits may hold it by chance.
+    assert not re.search(rf"(?<![0-9A-Za-z]){len(SECRET * 100)}(?![0-9A-Za-z])", wire), wire
 
 
 @pytest.mark.parametrize("path", ["file_link", "dir_link/secret.txt", "../outside/secret.txt", "dir_link"])
