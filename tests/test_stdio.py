@@ -14,19 +14,21 @@ import anyio
 import pytest
 from mcp import MCPDeprecationWarning, types
 
-from fsmcp.testing import serve_stdio, text_of
+from fsmcp.testing import forked, pid_in, serve_stdio, text_of
 
 TIMEOUT = 20
 
 
 def exchange(root: Path, *lines: str | dict | list, args: tuple[str, ...] = (), python_args: tuple[str, ...] = ()) -> tuple[list[dict], str]:
-    """Feed ``lines`` to ``fsmcp serve`` as a file on stdin; every message it wrote, and its stderr."""
+    """Feed ``lines`` to ``fsmcp serve`` as a file on stdin; every message it wrote, and its stderr.
+
+    The server is forked (``forked``): what it answers is the product's, not the interpreter's
+    start. With ``python_args`` it is a new ``python -m fsmcp`` (what it imports is the point)."""
     requests = root.parent / "requests.jsonl"
     requests.write_text("".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in lines))
+    argv = [sys.executable, *python_args, "-m", "fsmcp", "serve"] if python_args else forked("serve")
     with open(requests, "rb") as stdin:
-        done = subprocess.run(
-            [sys.executable, *python_args, "-m", "fsmcp", "serve", str(root), *args], stdin=stdin, capture_output=True, timeout=TIMEOUT
-        )
+        done = subprocess.run([*argv, str(root), *args], stdin=stdin, capture_output=True, timeout=TIMEOUT)
     assert done.returncode == 0, done.stderr.decode()
     return [json.loads(line) for line in done.stdout.splitlines()], done.stderr.decode()
 
@@ -230,14 +232,15 @@ async def test_client_roots_narrow_a_handshake_era_connection_and_follow_its_cha
         assert text_of(await client.call_tool("read_file", {"path": str(root / "a.txt")})) == "alpha\n"
 
 
-def test_stdout_of_the_server_process_points_at_stderr_while_it_serves(root):
+def test_stdout_of_the_server_process_points_at_stderr_while_it_serves(root, tmp_path):
     """Anything a tool or a child process prints misses the wire."""
-    server = subprocess.Popen([sys.executable, "-m", "fsmcp", "serve", str(root)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    pid_file = tmp_path / "server.pid"
+    server = subprocess.Popen(forked("serve", str(root), pid_file=pid_file), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         server.stdin.write((json.dumps(initialize()) + "\n").encode())
         server.stdin.flush()
         assert "result" in json.loads(server.stdout.readline())
-        fds = Path(f"/proc/{server.pid}/fd")
+        fds = Path(f"/proc/{pid_in(pid_file)}/fd")
         assert os.readlink(fds / "1") == os.readlink(fds / "2")
         assert os.readlink(fds / "0") == os.devnull
     finally:
@@ -247,17 +250,18 @@ def test_stdout_of_the_server_process_points_at_stderr_while_it_serves(root):
 
 def test_stdin_and_stdout_may_be_the_null_device_or_a_file(root, tmp_path):
     """Not only pipes: /dev/null (which epoll refuses) and plain files serve, and end cleanly."""
-    empty = subprocess.run([sys.executable, "-m", "fsmcp", "serve", str(root)], stdin=subprocess.DEVNULL, capture_output=True, timeout=TIMEOUT)
+    serve = forked("serve", str(root))
+    empty = subprocess.run(serve, stdin=subprocess.DEVNULL, capture_output=True, timeout=TIMEOUT)
     assert empty.returncode == 0 and b"Traceback" not in empty.stderr and empty.stdout == b""
     requests = tmp_path / "in.jsonl"
     requests.write_text(json.dumps(initialize()) + "\n" + json.dumps(request(1, "tools/list")) + "\n")
     answers = tmp_path / "out.jsonl"
     with open(requests, "rb") as stdin, open(answers, "wb") as stdout:
-        done = subprocess.run([sys.executable, "-m", "fsmcp", "serve", str(root)], stdin=stdin, stdout=stdout, stderr=subprocess.PIPE, timeout=TIMEOUT)
+        done = subprocess.run(serve, stdin=stdin, stdout=stdout, stderr=subprocess.PIPE, timeout=TIMEOUT)
     assert done.returncode == 0, done.stderr
     assert [json.loads(line)["id"] for line in answers.read_text().splitlines()] == [0, 1]
     with open(requests, "rb") as stdin:
-        quiet = subprocess.run([sys.executable, "-m", "fsmcp", "serve", str(root)], stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=TIMEOUT)
+        quiet = subprocess.run(serve, stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=TIMEOUT)
     assert quiet.returncode == 0 and b"Traceback" not in quiet.stderr
 
 
