@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from fsmcp.testing import forked
 
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
 
 
 def fsmcp_call(*args: str | Path, cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "fsmcp", "call", *map(str, args)], check=False, cwd=cwd, input=stdin, capture_output=True, text=True, timeout=120
-    )
+    """The real command, forked (``forked``): its output and exit status are fsmcp's, not the interpreter's start."""
+    return subprocess.run(forked("call", *map(str, args)), check=False, cwd=cwd, input=stdin, capture_output=True, text=True, timeout=120)
 
 
 @pytest.fixture

@@ -4,20 +4,18 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from fsmcp.testing import serve_stdio, text_of
+from fsmcp.testing import forked, serve_stdio, text_of
 
 USAGE = 2
 
 
 def fsmcp(*args: str | Path, cwd: Path, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "fsmcp", *map(str, args)], check=False, cwd=cwd, input=stdin, capture_output=True, text=True, timeout=120
-    )
+    """The real command, forked (``forked``): what it says and does at start-up is fsmcp's, not the interpreter's."""
+    return subprocess.run(forked(*map(str, args)), check=False, cwd=cwd, input=stdin, capture_output=True, text=True, timeout=120)
 
 
 @pytest.fixture
