@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import httpx2
 
-from fsmcp.testing import http_url
+from fsmcp.testing import forked, http_url
 
 TIMEOUT = 120
 TOKEN = "correct-horse-battery-staple-42"
@@ -54,7 +53,7 @@ def test_over_stdio(tmp_path):
     stdin = tmp_path / "requests.jsonl"
     stdin.write_text("".join(json.dumps(r) + "\n" for r in requests))
     with open(stdin, "rb") as sink:
-        done = subprocess.run([sys.executable, "-m", "fsmcp", "serve", str(root), "--audit-log", str(log)], stdin=sink, capture_output=True, timeout=TIMEOUT)
+        done = subprocess.run(forked("serve", str(root), "--audit-log", str(log)), stdin=sink, capture_output=True, timeout=TIMEOUT)
     assert done.returncode == 0, done.stderr.decode()
     answers = {a.get("id"): a for a in map(json.loads, done.stdout.splitlines())}
     codes = {id_: answers[id_].get("error", {}).get("code") for id_ in (1, 2, 3, 4)}
@@ -80,7 +79,7 @@ def test_over_http(tmp_path):
     errors = tmp_path / "stderr.txt"
     with errors.open("wb") as sink:
         process = subprocess.Popen(
-            [sys.executable, "-m", "fsmcp", "serve", "--transport", "http", "--port", "0", "--token-file", str(token), "--audit-log", str(log), str(root)],
+            forked("serve", "--transport", "http", "--port", "0", "--token-file", str(token), "--audit-log", str(log), str(root)),
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=sink,
         )  # fmt: skip
     try:

@@ -23,7 +23,7 @@ import fsmcp_write.hooks
 import pytest
 
 import fsmcp.paths.fs
-from fsmcp.testing import RawStdio, connect, host_for, text_of
+from fsmcp.testing import RawStdio, connect, forked, host_for, pid_in, text_of
 
 TIMEOUT = 60  # a bound for a loaded machine (tests in parallel): the waits end at the event, not the bound
 EXIT_BOUND = 10
@@ -99,7 +99,9 @@ def test_a_client_that_hangs_up_mid_call_leaves_a_server_that_exits_cleanly(endl
 def vanish_mid_call(root: Path, *, keep_input: bool = False) -> tuple[int, str]:
     """Start an endless call, then drop both pipes as a killed client would (or only the answers'
     with ``keep_input``): exit status, stderr."""
-    proc = subprocess.Popen([sys.executable, "-m", "fsmcp", "serve", str(root)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    pid_file = root.parent / "server.pid"
+    proc = subprocess.Popen(forked("serve", str(root), pid_file=pid_file), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    pid = pid_in(pid_file)  # the server's own (proc runs the shim that stands for it)
     for message in [
         {"jsonrpc": "2.0", "id": 0, "method": "initialize",
          "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}},
@@ -112,7 +114,7 @@ def vanish_mid_call(root: Path, *, keep_input: bool = False) -> tuple[int, str]:
     # No progress asked for: nothing is written while word_count reads, so only the server's
     # own watch on its output can notice the client is gone.
     deadline = time.monotonic() + TIMEOUT
-    while _read_bytes(proc.pid) < 64 * 1024**2:
+    while _read_bytes(pid) < 64 * 1024**2:
         assert time.monotonic() < deadline, "word_count did not start reading"
         time.sleep(0.05)
     proc.stdout.close()  # type: ignore[union-attr]
@@ -142,7 +144,7 @@ def test_a_client_that_vanishes_mid_call_gets_a_clean_exit(endless):
 
 def test_a_client_that_stops_reading_ends_the_server_at_its_next_answer(root):
     """The client closed its end of the answers but keeps the requests open: nobody is left to answer."""
-    proc = subprocess.Popen([sys.executable, "-m", "fsmcp", "serve", str(root)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(forked("serve", str(root)), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     hello = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}
     call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "read_file", "arguments": {"path": "a.txt"}}}
     proc.stdin.write(json.dumps(hello).encode() + b"\n")  # type: ignore[union-attr]

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
-import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -242,7 +241,7 @@ def test_a_non_loopback_address_needs_saying_and_is_warned_about(tmp_path):
 @pytest.mark.parametrize("setup", ["nothing", "empty file", "missing file", "blank env"])
 def test_without_a_token_it_refuses_to_start(tmp_path, setup):
     env = {k: v for k, v in os.environ.items() if k != "FSMCP_TOKEN"}
-    args = [sys.executable, "-m", "fsmcp", "serve", "--transport", "http", "--port", "0", str(tmp_path)]
+    args = forked("serve", "--transport", "http", "--port", "0", str(tmp_path))
     if setup == "empty file":
         (tmp_path / "token").write_text("  \n")
         args += ["--token-file", str(tmp_path / "token")]
