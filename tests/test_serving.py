@@ -24,7 +24,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from fsmcp.serve.stdio import MAX_IN_FLIGHT
-from fsmcp.testing import RawStdio, forked, http_url, text_of
+from fsmcp.testing import RawStdio, forked, http_url, pid_in, text_of
 
 STRACE = shutil.which("strace")
 TIMEOUT = 60
@@ -124,6 +124,12 @@ def _status(pid: int) -> tuple[int, int]:
     return int(fields["VmRSS"].split()[0]) * 1024, int(fields["Threads"])
 
 
+def _cpu_ticks(pid: int) -> int:
+    """The user and system time of the process and of its children reaped so far, in clock ticks."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return sum(int(f) for f in fields[11:15])  # its own and its reaped children's (ripgrep)
+
+
 def test_a_client_that_floods_calls_and_never_reads_holds_the_server_s_memory_bounded(tmp_path):
     """100,000 pipelined searches (13 MB of requests), not one answer read: the server stops
     reading once its calls in flight wait to be answered, and the client's pipe holds it back."""
@@ -131,11 +137,13 @@ def test_a_client_that_floods_calls_and_never_reads_holds_the_server_s_memory_bo
     root.mkdir()
     for i in range(20):
         (root / f"f{i}.txt").write_text("needle in a haystack\n" * 200)
-    proc = subprocess.Popen([sys.executable, "-m", "fsmcp", "serve", str(root)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    pid_file = tmp_path / "server.pid"
+    proc = subprocess.Popen(forked("serve", str(root), pid_file=pid_file), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    pid = pid_in(pid_file)  # the server's own (proc runs the shim that stands for it)
     proc.stdin.write(json.dumps({**INITIALIZE, "id": 0}).encode() + b"\n")  # type: ignore[union-attr]
     proc.stdin.flush()  # type: ignore[union-attr]
     assert b'"result"' in proc.stdout.readline()  # type: ignore[union-attr]
-    before, _ = _status(proc.pid)
+    before, _ = _status(pid)
     sent = [0]
 
     def flood() -> None:
@@ -150,12 +158,21 @@ def test_a_client_that_floods_calls_and_never_reads_holds_the_server_s_memory_bo
 
     threading.Thread(target=flood, daemon=True).start()
     peak, threads = before, 0
+    last, still = None, 0
     try:
         for _ in range(40):  # bounded by count: 20 s of samples
             time.sleep(0.5)
-            rss, count = _status(proc.pid)
+            rss, count = _status(pid)
             peak, threads = max(peak, rss), max(threads, count)
             if peak - before > 100 * 1024**2:
+                break
+            # Held back and at rest: the client blocked on its pipe, and the server neither
+            # reading, working nor growing for 3 s (6 samples) stays so, its answers unread.
+            # A server that takes every request in lets the client send all; it is sampled to the end.
+            now = (sent[0], rss, _cpu_ticks(pid))
+            still = still + 1 if now == last and sent[0] < CALLS else 0
+            last = now
+            if still == 6:
                 break
         assert proc.poll() is None, proc.stderr.read().decode(errors="replace")[-2000:]  # type: ignore[union-attr]
     finally:
