@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from .tools import json_schema
+
 if TYPE_CHECKING:
     from pydantic import ValidationError
 
@@ -48,7 +50,7 @@ def describe_invalid(tool: Tool, exc: ValidationError, sent: Any = None) -> str:
     called = {}
     if isinstance(sent, dict):
         called = {canonical: alias for alias, canonical in tool.input_model.aliases.items() if alias in sent and canonical not in sent}
-    raw = tool.input_model.model_json_schema(by_alias=True)
+    raw = json_schema(tool.input_model)
     problems: dict[str, list[dict[str, Any]]] = {}
     places = []
     for err in exc.errors(include_url=False):

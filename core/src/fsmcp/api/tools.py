@@ -3,6 +3,7 @@ and the output budget that holds what it returns."""
 
 from __future__ import annotations
 
+import copy
 import importlib
 from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass, field
@@ -119,7 +120,7 @@ class Tool:
 
     def input_schema(self, offered: Collection[str] = ()) -> dict[str, Any]:
         """The arguments' schema; ``offered``: the names of the tools offered beside this one."""
-        schema = self.input_model.model_json_schema(by_alias=True)
+        schema = json_schema(self.input_model)
         if self.input_model.items_of and self.input_model.items_of in offered:
             for value in schema.get("properties", {}).values():
                 if "$ref" in value.get("items", {}):
@@ -150,7 +151,7 @@ class Tool:
         listing["description"] = self.description
         listing["inputSchema"] = self.input_schema(offered)
         if self.output_model is not None:
-            listing["outputSchema"] = output = self.output_model.model_json_schema(by_alias=True)
+            listing["outputSchema"] = output = json_schema(self.output_model)
             _inline_defs(output)
             _compact(output, optional_is_absent=False)  # a result may well hold a null
         # The title is the tool's own field; a copy among the annotations would be sent twice.
@@ -162,6 +163,21 @@ class Tool:
             else {"readOnlyHint": False, "destructiveHint": a.destructive, **({"idempotentHint": True} if a.idempotent else {}), "openWorldHint": a.open_world}
         )
         return listing
+
+
+_json_schemas: dict[type[BaseModel], dict[str, Any]] = {}
+
+
+def json_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """``model.model_json_schema(by_alias=True)``, a copy of its own for the caller to shape.
+
+    Written once a process: a model never changes, and pydantic takes milliseconds a model to
+    write it, for every host that lists its tools (a client asks at its first call) and every
+    argument refused as invalid. A process forked after it was written has it too."""
+    schema = _json_schemas.get(model)
+    if schema is None:
+        schema = _json_schemas[model] = model.model_json_schema(by_alias=True)
+    return copy.deepcopy(schema)
 
 
 # -- what a tool returns: typed parts that a formatter turns into MCP content ----------------
