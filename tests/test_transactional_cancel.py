@@ -80,7 +80,10 @@ def state(root: Path) -> dict[str, str | None]:
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("run", range(20))
+# Five runs, not twenty: the held step makes the fault show every time. With the rollback's wait
+# for the abandoned step taken out (Run._restore without settle), 60 of 60 runs failed (three
+# runs of all twenty), each at the held file written after the rollback.
+@pytest.mark.parametrize("run", range(5))
 async def test_a_cancelled_transactional_batch_leaves_every_file_as_before(tmp_path: Path, run: int):
     root = tmp_path / "root"
     root.mkdir()
