@@ -354,8 +354,15 @@ def test_an_undo_of_a_tree_killed_anywhere_leaves_it_absent_or_whole_and_no_stag
 
 
 CHUNKS = 4
-"""The copied tree's 64 kill points are killed at in this many tests, which pytest-xdist runs side
+"""The copied tree's kill points are killed at in this many tests, which pytest-xdist runs side
 by side: one test of them all took two minutes on a loaded machine, the suite's longest."""
+COPIED_TREE_POINTS = 32
+"""Kill points spread over the undo of the copied tree. The deletion of the copy set aside is the
+last ninth or so of the undo's system calls; 32 points put three of them inside it (unlinkat
+#27, #62, #97, in three of the four chunks). With the bug put back (restore.py's put_back
+deleting the set-aside tree under its ledger note "put back when found", not renamed and noted
+"drop" first), the test failed in 3 of 3 runs, each time at all three points: the next start
+put a half-deleted tree back. 64 points (before) killed at the same kind of state twice as often."""
 
 
 @pytest.mark.parametrize("chunk", range(CHUNKS))
@@ -385,10 +392,11 @@ def test_an_undo_of_a_copied_tree_killed_anywhere_leaves_it_absent_or_whole(
 
     # Every point of the spread, which the deletion's unlinkats are a part of (the undo's own copies come first).
     name = "copied-tree"
-    kills, rounds_run = run_rounds(tmp_path, [root], setup, call, check, many=64, needed=64, chunk=(built_once, name, chunk, CHUNKS))
+    many = COPIED_TREE_POINTS
+    kills, rounds_run = run_rounds(tmp_path, [root], setup, call, check, many=many, needed=many, chunk=(built_once, name, chunk, CHUNKS))
     everyone = all_chunks_told(name, chunk, CHUNKS, [kills, rounds_run])
-    if everyone is not None:  # the last chunk to end: what the 64 points did together
-        assert sum(k for k, _ in everyone) >= 40, everyone
+    if everyone is not None:  # the last chunk to end: what the points did together (5 in 8 killed midway, as 40 of 64 were)
+        assert sum(k for k, _ in everyone) >= many * 5 // 8, everyone
 
 
 @pytest.fixture
