@@ -237,7 +237,7 @@ AS_NOBODY = Path(__file__).resolve().parent / "as_nobody.py"
 NOBODY = 65534
 
 
-def test_a_server_run_as_nobody_killed_midway_leaves_nothing_behind_either(tmp_path: Path):
+def test_a_server_run_as_nobody_killed_midway_leaves_nothing_behind_either(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """As an ordinary user: its own ledger place, its own files; the same promise, fewer points."""
     if os.geteuid() != 0:
         pytest.fail("running the server as nobody needs root (the tests run as root)")
@@ -250,10 +250,12 @@ def test_a_server_run_as_nobody_killed_midway_leaves_nothing_behind_either(tmp_p
         root.mkdir()
         (root / "big.txt").write_bytes(b"a" * (1 << 20))
         (root / USER_FILE).write_text("a user's own file\n")
-        for path in (top / "state", top / "journal"):
+        for path in (top / "state", top / "journal", top / "cache"):
             path.mkdir(mode=0o700)
-        for path in (root, *root.iterdir(), top / "state", top / "journal"):
+        for path in (root, *root.iterdir(), top / "state", top / "journal", top / "cache"):
             os.chown(path, NOBODY, NOBODY)
+        # A tool-list cache nobody can write (root's is not): each start after the first answers from it.
+        monkeypatch.setenv("XDG_CACHE_HOME", str(top / "cache"))
         letters = iter("bcdefghijklmnopqrstuvwxyz")
 
         def setup(server: Server) -> dict:
