@@ -101,6 +101,11 @@ def run(argv: list[str], scene: Scene, env: dict[str, str], strace_args: list[st
         send({"id": 0, "method": "initialize", "params": INITIALIZE})
         assert answer(0) is not None, "the server did not start"
         send({"method": "notifications/initialized"})
+        # A start the tool-list cache answered loads the plugins at the first call: a call that
+        # changes nothing loads them before strace attaches, so that every run's traced call
+        # makes the same steps, whether its start hit the cache or not.
+        send({"id": 2, "method": "tools/call", "params": {"name": "list_allowed_directories", "arguments": {}}})
+        assert answer(2) is not None, "the server did not answer"
         if strace_args:
             assert pid is not None, "strace needs the server's pid file"
             server = pid_in(pid)
@@ -128,10 +133,6 @@ def run(argv: list[str], scene: Scene, env: dict[str, str], strace_args: list[st
 def kill_points(tmp: Path, scene: Scene, env: dict[str, str]) -> list[tuple[str, int]]:
     """``(syscall, n)``: the n-th call of ``syscall`` by one thread since strace attached (its
     counts are a thread's own), chosen evenly among the steps of a traced run of the call."""
-    # A first start fills the tool-list cache, so that every start after it does the same.
-    warm = tmp / "warm"
-    setup(warm, scene)
-    assert run(serve(warm, tmp / "warm-journal"), scene, env)
     root, journal, log = tmp / "traced-root", tmp / "traced-journal", tmp / "trace.log"
     setup(root, scene)
     assert run(serve(root, journal), scene, env, ["-o", str(log), "-e", f"trace={','.join(SYSCALLS)}"], pid_file(journal))
@@ -214,8 +215,9 @@ Told = Callable[[str, int, int, Any], list[Any] | None]
 
 async def crash_at_each_point(tmp_path: Path, scene: Scene, chunk: int, built_once: Callable[[str, Callable[[Path], Any]], Any], told: Told) -> None:
     """Chunk ``chunk`` of ``CHUNKS``: every ``CHUNKS``-th kill point from the ``chunk``-th. The
-    points, and the tool-list cache every start uses, come from one traced run for all the
-    chunks (``built_once``); the chunk that ends last checks what holds of all the points."""
+    points come from one traced run for all the chunks (``built_once``), whose directory also
+    holds the tool-list cache they share; the chunk that ends last checks what holds of all the
+    points."""
     name = f"crash-{scene.tool}-{scene.transactional}"
 
     def enumerate_points(where: Path) -> dict[str, Any]:
@@ -233,8 +235,13 @@ async def crash_at_each_point(tmp_path: Path, scene: Scene, chunk: int, built_on
         # strace counts a thread's own calls, and which worker thread takes which part of the
         # call is the scheduler's choice: a run whose work went to other threads than the traced
         # run's may end answered, unkilled. Such a point is tried again (a fresh root each time).
-        for attempt in range(ATTEMPTS):
-            root, journal = tmp_path / f"root{i}-{attempt}", tmp_path / f"journal{i}-{attempt}"
+        for _ in range(ATTEMPTS):
+            # The same paths each time, emptied: the tool-list cache is keyed by the roots and the
+            # journal, and a start it answers spares a third of a start's CPU.
+            root, journal = tmp_path / "root", tmp_path / "journal"
+            shutil.rmtree(root, ignore_errors=True)
+            shutil.rmtree(journal, ignore_errors=True)
+            pid_file(journal).unlink(missing_ok=True)  # the last run's pid, else read for this one's
             setup(root, scene)
             if not (answered := run(serve(root, journal), scene, env, kill, pid_file(journal))):
                 break

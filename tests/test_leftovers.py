@@ -237,7 +237,7 @@ AS_NOBODY = Path(__file__).resolve().parent / "as_nobody.py"
 NOBODY = 65534
 
 
-def test_a_server_run_as_nobody_killed_midway_leaves_nothing_behind_either(tmp_path: Path):
+def test_a_server_run_as_nobody_killed_midway_leaves_nothing_behind_either(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """As an ordinary user: its own ledger place, its own files; the same promise, fewer points."""
     if os.geteuid() != 0:
         pytest.fail("running the server as nobody needs root (the tests run as root)")
@@ -250,10 +250,12 @@ def test_a_server_run_as_nobody_killed_midway_leaves_nothing_behind_either(tmp_p
         root.mkdir()
         (root / "big.txt").write_bytes(b"a" * (1 << 20))
         (root / USER_FILE).write_text("a user's own file\n")
-        for path in (top / "state", top / "journal"):
+        for path in (top / "state", top / "journal", top / "cache"):
             path.mkdir(mode=0o700)
-        for path in (root, *root.iterdir(), top / "state", top / "journal"):
+        for path in (root, *root.iterdir(), top / "state", top / "journal", top / "cache"):
             os.chown(path, NOBODY, NOBODY)
+        # A tool-list cache nobody can write (root's is not): each start after the first answers from it.
+        monkeypatch.setenv("XDG_CACHE_HOME", str(top / "cache"))
         letters = iter("bcdefghijklmnopqrstuvwxyz")
 
         def setup(server: Server) -> dict:
@@ -354,8 +356,15 @@ def test_an_undo_of_a_tree_killed_anywhere_leaves_it_absent_or_whole_and_no_stag
 
 
 CHUNKS = 4
-"""The copied tree's 64 kill points are killed at in this many tests, which pytest-xdist runs side
+"""The copied tree's kill points are killed at in this many tests, which pytest-xdist runs side
 by side: one test of them all took two minutes on a loaded machine, the suite's longest."""
+COPIED_TREE_POINTS = 32
+"""Kill points spread over the undo of the copied tree. The deletion of the copy set aside is the
+last ninth or so of the undo's system calls; 32 points put three of them inside it (unlinkat
+#27, #62, #97, in three of the four chunks). With the bug put back (restore.py's put_back
+deleting the set-aside tree under its ledger note "put back when found", not renamed and noted
+"drop" first), the test failed in 3 of 3 runs, each time at all three points: the next start
+put a half-deleted tree back. 64 points (before) killed at the same kind of state twice as often."""
 
 
 @pytest.mark.parametrize("chunk", range(CHUNKS))
@@ -385,10 +394,11 @@ def test_an_undo_of_a_copied_tree_killed_anywhere_leaves_it_absent_or_whole(
 
     # Every point of the spread, which the deletion's unlinkats are a part of (the undo's own copies come first).
     name = "copied-tree"
-    kills, rounds_run = run_rounds(tmp_path, [root], setup, call, check, many=64, needed=64, chunk=(built_once, name, chunk, CHUNKS))
+    many = COPIED_TREE_POINTS
+    kills, rounds_run = run_rounds(tmp_path, [root], setup, call, check, many=many, needed=many, chunk=(built_once, name, chunk, CHUNKS))
     everyone = all_chunks_told(name, chunk, CHUNKS, [kills, rounds_run])
-    if everyone is not None:  # the last chunk to end: what the 64 points did together
-        assert sum(k for k, _ in everyone) >= 40, everyone
+    if everyone is not None:  # the last chunk to end: what the points did together (5 in 8 killed midway, as 40 of 64 were)
+        assert sum(k for k, _ in everyone) >= many * 5 // 8, everyone
 
 
 @pytest.fixture
