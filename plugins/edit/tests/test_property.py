@@ -4,7 +4,11 @@ An edit changes only the bytes of the span it matched; an edit followed by its i
 back the original bytes; an edit that fails leaves the file exactly as it was.
 """
 
+import tempfile
+from pathlib import Path
+
 import anyio
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -67,18 +71,38 @@ def byte_offset(bom, text, index):
     return len(bom) + len(text[:index].encode("utf-8", "surrogateescape"))
 
 
-async def call_edit(root, path, edits):
-    async with connect(host_for([root], [("edit", hooks)])) as client:
+@pytest.fixture
+def files_root(tmp_path):
+    """One host for all of a test's examples, each in a new directory of its root.
+
+    A host's start (its plugins registered, its tool list's schemas made) was most of an
+    example's cost; each call still comes from a new client connection (a session of its own,
+    which has seen no file), and each example's file lies in a directory no other example touched.
+    """
+    top = tmp_path / "files"
+    top.mkdir()
+    top = top.resolve()
+    return top, host_for([top], [("edit", hooks)])
+
+
+def new_file(files_root, data):
+    top, _ = files_root
+    path = Path(tempfile.mkdtemp(dir=top)) / "f.txt"
+    path.write_bytes(data)
+    return path
+
+
+async def call_edit(files_root, path, edits):
+    _, host = files_root
+    async with connect(host) as client:
         return await client.call_tool("edit_file", {"path": str(path), "edits": edits})
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(file=files(), data=st.data())
-def test_an_edit_and_its_inverse_restore_the_file(tmp_path_factory, file, data):
+def test_an_edit_and_its_inverse_restore_the_file(files_root, file, data):
     original, style = file
-    root = tmp_path_factory.mktemp("prop").resolve()
-    path = root / "f.txt"
-    path.write_bytes(original)
+    path = new_file(files_root, original)
     bom, text = decode(original)
     norm, offsets = normalized_with_offsets(text)
     assume(norm)
@@ -92,7 +116,7 @@ def test_an_edit_and_its_inverse_restore_the_file(tmp_path_factory, file, data):
         assume(False)
     new = "⟨" + data.draw(st.text(alphabet="ab \n$\\é", max_size=6), label="new") + "⟩"
 
-    result = anyio.run(call_edit, root, path, [{"oldText": old, "newText": new}])
+    result = anyio.run(call_edit, files_root, path, [{"oldText": old, "newText": new}])
     if occurrences(norm, old) > 1:
         assert result.is_error and text_of(result).startswith("NOT_UNIQUE"), text_of(result)
         assert path.read_bytes() == original
@@ -106,7 +130,7 @@ def test_an_edit_and_its_inverse_restore_the_file(tmp_path_factory, file, data):
 
     if reindented(norm[:i], old, new):
         return  # a one-line text at a line's indentation: new's later lines were shifted by design
-    inverse = anyio.run(call_edit, root, path, [{"oldText": new, "newText": old}])
+    inverse = anyio.run(call_edit, files_root, path, [{"oldText": new, "newText": old}])
     assert not inverse.is_error, text_of(inverse)
     if reindented(norm[:i], new, old):
         return  # likewise for the inverse, which shifts old's later lines
@@ -117,11 +141,9 @@ def test_an_edit_and_its_inverse_restore_the_file(tmp_path_factory, file, data):
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(file=files(), failing=st.sampled_from(["missing", "missing-group", "second-edit", "bad-line"]), data=st.data())
-def test_a_failed_edit_never_changes_the_file(tmp_path_factory, file, failing, data):
+def test_a_failed_edit_never_changes_the_file(files_root, file, failing, data):
     original, _ = file
-    root = tmp_path_factory.mktemp("fail").resolve()
-    path = root / "f.txt"
-    path.write_bytes(original)
+    path = new_file(files_root, original)
     _, text = decode(original)
     norm, _ = normalized_with_offsets(text)
     edits = {
@@ -133,6 +155,6 @@ def test_a_failed_edit_never_changes_the_file(tmp_path_factory, file, failing, d
         ],
         "bad-line": [{"type": "line", "lineNumber": norm.count("\n") + 3, "action": "delete"}],
     }[failing]
-    result = anyio.run(call_edit, root, path, edits)
+    result = anyio.run(call_edit, files_root, path, edits)
     assert result.is_error
     assert path.read_bytes() == original
