@@ -21,7 +21,7 @@ from mcp import types
 
 from fsmcp.sandbox import masks
 from fsmcp.paths.protected import ProtectedNames
-from fsmcp.testing import connect, host_for, serve_stdio, text_of
+from fsmcp.testing import connect, forked, host_for, serve_stdio, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -199,8 +199,8 @@ def test_a_walk_past_its_limit_refuses(tmp_path):
 
 
 def test_fsmcp_plugins_says_how_they_are_hidden(tmp_path):
-    shown = subprocess.run([sys.executable, "-m", "fsmcp", "plugins", str(tmp_path)], capture_output=True, text=True, timeout=120).stderr
-    alone = subprocess.run([sys.executable, str(WITHOUT_USERNS), "-m", "fsmcp", "plugins", str(tmp_path)], capture_output=True, text=True, timeout=120).stderr
+    shown = subprocess.run(forked("plugins", str(tmp_path)), capture_output=True, text=True, timeout=120).stderr
+    alone = subprocess.run(forked("plugins", str(tmp_path), under=WITHOUT_USERNS), capture_output=True, text=True, timeout=120).stderr
     assert "fsmcp: protected files hidden from programs by read-only empty mounts over them" in shown, shown
     assert "fsmcp: protected files hidden from programs by Landlock alone (this system allows no user namespace)" in alone, alone
 

@@ -42,6 +42,12 @@ def deny(syscall: int, error: int) -> None:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_SECCOMP)")
 
 
-if __name__ == "__main__":
+def prepare() -> None:
+    """This process and every one it starts from here on: as on a kernel without Landlock (what
+    ``fsmcp.testing`` calls in a server it forks for ``under=``)."""
     deny(SYS_LANDLOCK_CREATE_RULESET, errno.ENOSYS)
+
+
+if __name__ == "__main__":
+    prepare()
     os.execv(sys.executable, [sys.executable, *sys.argv[1:]])

@@ -14,6 +14,13 @@ from without_landlock import deny
 
 SYS_UNSHARE = {"x86_64": 272, "aarch64": 97}[os.uname().machine]
 
-if __name__ == "__main__":
+
+def prepare() -> None:
+    """This process and every one it starts from here on: as on a system that allows no user
+    namespace (what ``fsmcp.testing`` calls in a server it forks for ``under=``)."""
     deny(SYS_UNSHARE, errno.EPERM)
+
+
+if __name__ == "__main__":
+    prepare()
     os.execv(sys.executable, [sys.executable, *sys.argv[1:]])

@@ -131,15 +131,17 @@ async def serve_stdio(
     it runs ``fsmcp serve`` on the client's own pipes, with the given ``cwd`` and ``env``, in a
     session of its own, and its exit status is the client's process's. ``fresh=True`` starts it as
     ``python -m fsmcp serve`` instead: for a test about the process itself (its parent, its
-    command line, its memory). So does ``under``: a script the interpreter runs instead, which sets
-    the process up and then runs ``python ARGS...`` (a filter that makes a system call fail as an
-    older kernel's would), and an ``env`` with another ``PYTHONPATH``.
+    command line, its memory). ``under`` is a script that sets the process up and then runs
+    ``python ARGS...`` (a filter that makes a system call fail as an older kernel's would): one
+    that defines ``prepare()`` has it called in the forked server before fsmcp runs (what it sets
+    up must hold for a process already started, as a seccomp filter does); another is run by the
+    interpreter instead, as is an ``env`` with another ``PYTHONPATH``.
     """
     environ = {**os.environ, **(env or {})}
-    if fresh or under or environ.get("PYTHONPATH") != os.environ.get("PYTHONPATH"):
+    if fresh or (under and not _prepares(under)) or environ.get("PYTHONPATH") != os.environ.get("PYTHONPATH"):
         args = [*([str(under)] if under else []), "-m", "fsmcp", "serve", *serve_args]
     else:
-        args = forked("serve", *serve_args)[1:]
+        args = forked("serve", *serve_args, under=under)[1:]
     params = StdioServerParameters(command=sys.executable, args=args, cwd=str(cwd) if cwd else None, env=environ)
     async with Client(params, mode=mode, **client_options) as client:
         yield client
@@ -157,7 +159,7 @@ _SHIM = r"""
 import array, json, os, signal, socket, sys
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 s.connect(sys.argv[1])
-request = json.dumps({"argv": sys.argv[3:], "env": dict(os.environ), "cwd": os.getcwd()}).encode()
+request = json.dumps({"argv": sys.argv[4:], "under": sys.argv[3], "env": dict(os.environ), "cwd": os.getcwd()}).encode()
 s.sendmsg([len(request).to_bytes(4, "big") + request], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [0, 1, 2]))])
 null = os.open(os.devnull, os.O_RDWR)
 os.dup2(null, 0)
@@ -182,17 +184,40 @@ if how == "signal":
 os._exit(int(number) if how == "exit" else 1)
 """
 
-def forked(*args: str, pid_file: str | Path | None = None) -> list[str]:
+def forked(*args: str, pid_file: str | Path | None = None, under: str | Path | None = None) -> list[str]:
     """The command that runs ``fsmcp ARGS`` as a process forked from this test process's fork server.
 
     Run it as ``python -m fsmcp ARGS`` would be (``subprocess.Popen``, with its ``env`` and
     ``cwd``): what the process gets is the server's: its stdio, its signals (SIGKILL too: the
     fork server kills a server whose shim is gone), its exit status. The server's own pid, for
-    what looks at the process itself (strace, /proc), is written to ``pid_file``.
+    what looks at the process itself (strace, /proc), is written to ``pid_file``. ``under`` is a
+    script whose ``prepare()`` the forked process calls first (see ``serve_stdio``).
     Environment variables that act at an interpreter's start (``PYTHONPATH``, ...) are the fork
     server's: start ``python -m fsmcp`` where they must differ.
     """
-    return [sys.executable, "-I", "-S", "-c", _SHIM, _fork_server(), str(pid_file or ""), *args]
+    if under and not _prepares(under):
+        raise ValueError(f"{under} defines no prepare(): run it as a script instead")
+    return [sys.executable, "-I", "-S", "-c", _SHIM, _fork_server(), str(pid_file or ""), str(under or ""), *args]
+
+
+def _prepares(script: str | Path) -> bool:
+    """Whether the script ``script`` offers ``prepare()``, to be called in a forked process."""
+    return re.search(r"^def prepare\(\)", Path(script).read_text(), re.MULTILINE) is not None
+
+
+def _prepare(script: str) -> None:
+    """In a forked server: ``script``'s ``prepare()``, as running the script by path would set the process up."""
+    import importlib.util
+
+    sys.path.insert(0, os.path.dirname(script))  # as for a script run by path: what lies beside it imports
+    try:
+        spec = importlib.util.spec_from_file_location("_fsmcp_under", script)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        module.prepare()
+    finally:
+        del sys.path[0]
 
 
 def pid_in(pid_file: Path, timeout: float = 60) -> int:
@@ -371,6 +396,8 @@ def _forks(path: str) -> list[str]:
                 os.environ.update(request["env"])
                 sys.argv = [os.path.join(os.path.dirname(__file__), "__main__.py"), *request["argv"]]
                 sys.path[0] = os.getcwd()  # as ``python -m`` has it (``-c`` put "" there): the tool-list cache's key holds sys.path
+                if request["under"]:
+                    _prepare(request["under"])
                 return request["argv"]
             for fd in fds:
                 os.close(fd)

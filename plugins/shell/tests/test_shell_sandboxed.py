@@ -14,12 +14,11 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from fsmcp.testing import serve_stdio, text_of, tree_of
+from fsmcp.testing import forked, serve_stdio, text_of, tree_of
 
 pytestmark = pytest.mark.anyio
 
@@ -124,7 +123,7 @@ def test_the_start_up_says_which_programs_are_not_offered_and_why(tmp_path, no_g
     root.mkdir()
     conf = config(tmp_path, ["awk", "mawk", "sed", "cat"], path=str(no_gawk))
     done = subprocess.run(
-        [sys.executable, "-m", "fsmcp", "tools", "--config", str(conf), "--enable", "shell", str(root)],
+        forked("tools", "--config", str(conf), "--enable", "shell", str(root)),
         capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120, env={**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")},
     )
     print(done.stderr)
@@ -207,7 +206,7 @@ def test_every_start_says_it_not_only_the_first(tmp_path, no_gawk):
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
     for start in (1, 2):
         done = subprocess.run(
-            [sys.executable, "-m", "fsmcp", "serve", "--config", str(conf), "--enable", "shell", str(root)],
+            forked("serve", "--config", str(conf), "--enable", "shell", str(root)),
             capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120, env=env,
         )
         print(start, done.stderr)
@@ -225,7 +224,7 @@ async def test_a_kept_start_whose_gawk_went_missing_says_so_from_the_next_start(
 
     def start() -> str:
         done = subprocess.run(
-            [sys.executable, "-m", "fsmcp", "serve", "--config", str(conf), "--enable", "shell", str(root)],
+            forked("serve", "--config", str(conf), "--enable", "shell", str(root)),
             capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120, env={**os.environ, **env},
         )
         return done.stderr
