@@ -1,8 +1,9 @@
 """The journal is the server's own, and untrusted input: the attacks that got through, as tests.
 
-Each runs the real ``fsmcp serve`` over stdio. Where the fix is a refusal at start-up, the test
-first runs the server with no client: a start that goes on (exit 0, as before the fix) is then
-attacked over stdio, so that a failure shows what the attack printed.
+Each runs the real ``fsmcp serve`` over stdio (forked from the fork server, as ``serve_stdio``
+starts it). Where the fix is a refusal at start-up, the test first runs the server with no
+client: a start that goes on (exit 0, as before the fix) is then attacked over stdio, so that a
+failure shows what the attack printed.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import anyio
 import pytest
 from fsmcp.api.config import build_settings
 from fsmcp.paths import restore, state
-from fsmcp.testing import ToolCalls, serve_stdio, tree_of
+from fsmcp.testing import ToolCalls, forked, serve_stdio, tree_of
 
 pytestmark = pytest.mark.anyio
 
@@ -36,7 +37,7 @@ Attack = Callable[[ToolCalls], Awaitable[None]]
 async def start_or_attack(args: list[str], env: dict[str, str], attack: Attack) -> tuple[int, str, list[str]]:
     """``(exit status, stderr, texts)``: the start refused, or the attack's texts from a server that started."""
     done = subprocess.run(
-        [sys.executable, "-m", "fsmcp", "serve", *args], check=False, input="", capture_output=True, text=True, timeout=120, env={**os.environ, **env}
+        forked("serve", *args), check=False, input="", capture_output=True, text=True, timeout=120, env={**os.environ, **env}
     )
     if done.returncode != 0:
         return done.returncode, done.stderr, []
@@ -331,7 +332,7 @@ async def test_a_new_journal_is_made_0700_at_start(tmp_path: Path):
     root.mkdir()
     journal = tmp_path / "state" / "fsmcp" / "journal"
     done = subprocess.run(
-        [sys.executable, "-m", "fsmcp", "serve", str(root), "--journal", str(journal)], check=False, input="", capture_output=True, text=True, timeout=120
+        forked("serve", str(root), "--journal", str(journal)), check=False, input="", capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 0, done.stderr
     assert journal.stat().st_mode & 0o777 == 0o700

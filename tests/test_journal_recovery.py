@@ -4,7 +4,9 @@ that fail their checks, saying so.
 
 Each pending directory here is a real one: a process writing 10 files through the host is
 killed (SIGKILL, by a change hook that runs after the journal's) as it is about to write the
-fifth. The lock of a live process is held by ``flock(1)``, a process of the test's own.
+fifth; it is forked from the fork server (``forked_python``), which spares it an interpreter's
+start and the imports (2.5 CPU-s a process). The lock of a live process is held by ``flock(1)``,
+a process of the test's own. The servers started over stdio are forked from it too.
 """
 
 from __future__ import annotations
@@ -16,13 +18,12 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
 import pytest
 
-from fsmcp.testing import host_for
+from fsmcp.testing import forked, forked_python, host_for
 
 FILES = 10
 KILLER = """
@@ -45,6 +46,12 @@ asyncio.run(host.runner.call("write_files", {"files": files}))
 """
 
 
+def kill_midway(root: Path, journal: Path, killer: str = KILLER) -> None:
+    """``killer`` run on ``root`` and ``journal``, which it kills itself in."""
+    done = subprocess.run(forked_python(killer, str(root), str(journal)), capture_output=True, timeout=120)
+    assert done.returncode == -signal.SIGKILL, done.stderr.decode()
+
+
 @pytest.fixture
 def killed(tmp_path: Path) -> tuple[Path, Path]:
     """A root whose 10-file write was cut short after 4 files, and its journal with the pending directory."""
@@ -52,8 +59,7 @@ def killed(tmp_path: Path) -> tuple[Path, Path]:
     root.mkdir()
     for i in range(FILES):
         (root / f"f{i:02}.txt").write_text(f"old {i}\n" * 100)
-    done = subprocess.run([sys.executable, "-c", KILLER, str(root), str(journal)], capture_output=True, timeout=120)
-    assert done.returncode == -9, done.stderr.decode()
+    kill_midway(root, journal)
     assert [(root / f"f{i:02}.txt").read_text().startswith("new") for i in range(FILES)] == [True] * 4 + [False] * 6
     return root, journal
 
@@ -169,12 +175,12 @@ def test_a_pending_directory_without_intent_is_removed(tmp_path: Path, caplog):
 def test_a_stdio_start_recovers_before_it_serves_and_says_so(killed, tmp_path: Path):
     root, journal = killed
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
-    serve = [sys.executable, "-m", "fsmcp", "serve", "--journal", str(journal), str(root)]
+    serve = forked("serve", "--journal", str(journal), str(root))
     hello = json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}) + "\n"  # fmt: skip
     # A start of the same configuration fills the tool-list cache, from which a start answers
     # without loading the host (no tool call here either).
-    warm = [sys.executable, "-m", "fsmcp", "serve", "--journal", str(journal), str(root)]
+    warm = forked("serve", "--journal", str(journal), str(root))
     pending = calls(journal)
     moved = tmp_path / "aside"
     os.rename(journal / "pending", moved)
@@ -199,7 +205,7 @@ def test_a_server_that_ends_leaves_nothing_in_pending(tmp_path: Path):
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "write_file", "arguments": {"path": "a.txt", "content": "a"}}},
     ]
-    proc = subprocess.Popen([sys.executable, "-m", "fsmcp", "serve", "--journal", str(journal), str(root)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(forked("serve", "--journal", str(journal), str(root)), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     out, err = proc.communicate("".join(json.dumps(m) + "\n" for m in lines).encode(), timeout=120)
     assert proc.returncode == 0, err.decode()
     assert b'"id":1' in out and (root / "a.txt").read_text() == "a"
@@ -272,7 +278,7 @@ def test_a_bad_record_of_a_ledger_does_not_stop_its_others(tmp_path: Path):
     ]
     (journal / "temporaries" / "999999-aaaaaaaaaaaa.ledger").write_text("\n".join(lines) + "\n")
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
-    done = subprocess.run([sys.executable, "-m", "fsmcp", "serve", "--journal", str(journal), str(root)], input=b"", capture_output=True, timeout=120, env=env)
+    done = subprocess.run(forked("serve", "--journal", str(journal), str(root)), input=b"", capture_output=True, timeout=120, env=env)
     assert done.returncode == 0, done.stderr.decode()[-600:]
     assert not tmp.exists(), done.stderr.decode()[-600:]
 
@@ -290,8 +296,7 @@ async def test_a_directory_swapped_for_a_link_keeps_the_interrupted_change(tmp_p
     if transactional:  # a transactional batch, which recovery would roll back if it could
         killer = killer.replace('host.runner.call("write_files", {"files": files})', 'host.runner.call("batch_operations", {"transactional": True, '
                                 '"operations": [{"tool": "write_file", "arguments": f} for f in files]})')
-    done = subprocess.run([sys.executable, "-c", killer, str(root), str(journal)], capture_output=True, timeout=120)
-    assert done.returncode == -9, done.stderr.decode()
+    kill_midway(root, journal, killer)
     os.rename(root / "sub", root / "sub2")
     os.symlink("sub2", root / "sub")
     host, said = start(root, journal, caplog)
@@ -333,8 +338,7 @@ async def test_a_rollback_that_fails_at_start_keeps_the_change_for_undo(tmp_path
         (root / f"f{i:02}.txt").write_text(f"old {i}\n" * 100)
     killer = KILLER.replace('host.runner.call("write_files", {"files": files})', 'host.runner.call("batch_operations", {"transactional": True, '
                             '"operations": [{"tool": "write_file", "arguments": f} for f in files]})')  # fmt: skip
-    done = subprocess.run([sys.executable, "-c", killer, str(root), str(journal)], capture_output=True, timeout=120)
-    assert done.returncode == -9, done.stderr.decode()
+    kill_midway(root, journal, killer)
     put_back = restore.put_back
 
     def full_disk(*args, **kwargs):

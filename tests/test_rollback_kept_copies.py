@@ -5,15 +5,17 @@ must not delete it as a temporary left behind.
 Two processes, one after the other: the first runs a transactional batch whose rollback meets a
 directory made read-only (a read-only bind mount the test's ``fsmcp_before_change`` puts over it
 when the batch reaches its second step, which it then refuses), and exits; the second is a new
-server's start (which tidies up what ended servers left).
+server's start (which tidies up what ended servers left). Both are forked from the fork server
+(``forked_python``), sparing each an interpreter's start and the imports.
 """
 
 from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
+
+from fsmcp.testing import forked_python
 
 ORIGINAL = b"the original a.txt, the only copy once deleted\n"
 
@@ -67,7 +69,7 @@ def test_the_copy_a_rollback_kept_survives_the_next_start(tmp_path):
     tmp.mkdir()
     env = {**os.environ, "TMPDIR": str(tmp), "XDG_STATE_HOME": str(tmp_path / "state")}
     try:
-        first = subprocess.run([sys.executable, "-c", FIRST, str(root), str(d)], env=env, capture_output=True, text=True, timeout=120)
+        first = subprocess.run(forked_python(FIRST, str(root), str(d)), env=env, capture_output=True, text=True, timeout=120)
     finally:
         subprocess.run(["umount", "-l", str(d)], check=False)
     print("first server's batch:", first.stdout.strip(), first.stderr[-2000:])
@@ -77,7 +79,7 @@ def test_the_copy_a_rollback_kept_survives_the_next_start(tmp_path):
     assert "ROLLBACK INCOMPLETE" in first.stdout, first.stdout
     assert not (d / "a.txt").exists()
     assert kept, "the rollback said it kept the saved copy, but there is none in the temporary directory"
-    second = subprocess.run([sys.executable, "-c", SECOND, str(root)], env=env, capture_output=True, text=True, timeout=120)
+    second = subprocess.run(forked_python(SECOND, str(root)), env=env, capture_output=True, text=True, timeout=120)
     print("second server:", second.stdout.strip(), second.stderr[-2000:])
     assert second.returncode == 0, second.stderr
     after = _holding(tmp)

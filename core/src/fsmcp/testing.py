@@ -220,6 +220,13 @@ def _prepare(script: str) -> None:
         del sys.path[0]
 
 
+def forked_python(code: str, *args: str, pid_file: str | Path | None = None) -> list[str]:
+    """The command that runs Python ``code`` as ``python -c CODE ARGS`` would, forked from the fork
+    server as :func:`forked` runs ``fsmcp``: fsmcp and every plugin are imported already (a
+    process a test kills at a chosen step, which a plugin of its own makes the server take)."""
+    return forked("-c", code, *args, pid_file=pid_file)
+
+
 def pid_in(pid_file: Path, timeout: float = 60) -> int:
     """The server's pid a ``forked`` command wrote to ``pid_file`` (written before the server runs)."""
     for _ in range(int(timeout / 0.01)):  # by count: a loaded machine takes longer, never forever
@@ -300,7 +307,12 @@ def _served(argv: list[str]) -> None:
     from .cli.commands import main
 
     try:
-        code = main(argv)
+        if argv[:1] == ["-c"]:  # forked_python's: code, where fsmcp's arguments never start so
+            sys.argv = argv[:1] + argv[2:]
+            exec(compile(argv[1], "<string>", "exec"), {"__name__": "__main__"})
+            code = 0
+        else:
+            code = main(argv)
     except SystemExit as exc:
         code = exc.code
     except BaseException:
