@@ -6,6 +6,7 @@ import fcntl
 import json
 import os
 import shutil
+import subprocess
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import Any
 
 import pytest
 
+REPO = Path(__file__).resolve().parents[1]
 
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
@@ -56,6 +58,30 @@ def built_once(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, Calla
         return json.loads(result.read_text())
 
     return once
+
+
+@pytest.fixture(scope="session")
+def wheels(built_once: Callable[[str, Callable[[Path], Any]], Any]) -> dict[str, Path]:
+    """The wheels of the host (``fsmcp``), ``fsmcp-read`` and the plugin template
+    (``fsmcp-wordcount``), by distribution name: built once a session as an index gets them
+    (``uv build``: the sdist, then the wheel from the unpacked sdist), for the tests that install
+    them into environments of their own (each install of a source tree would build it again)."""
+
+    def build(where: Path) -> dict[str, str]:
+        built = {}
+        for name, source in [("fsmcp", REPO / "core"), ("fsmcp-read", REPO / "plugins" / "read"), ("fsmcp-wordcount", REPO / "plugin-template")]:
+            out = where / name
+            done = subprocess.run(
+                ["uv", "build", "--quiet", "--out-dir", str(out), str(source)],
+                cwd=where, env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},  # the root conftest's: the template
+                capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL, check=False,
+            )  # fmt: skip
+            assert done.returncode == 0, done.stderr
+            (wheel,) = out.glob("*.whl")
+            built[name] = str(wheel)
+        return built
+
+    return {name: Path(wheel) for name, wheel in built_once("wheels", build).items()}
 
 
 @pytest.fixture(scope="session")
