@@ -16,6 +16,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 
+
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
     """An allowed root ``tmp_path/root`` holding ``a.txt`` ("alpha"); some modules define their own."""
@@ -61,27 +62,33 @@ def built_once(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, Calla
 
 
 @pytest.fixture(scope="session")
-def wheels(built_once: Callable[[str, Callable[[Path], Any]], Any]) -> dict[str, Path]:
-    """The wheels of the host (``fsmcp``), ``fsmcp-read`` and the plugin template
-    (``fsmcp-wordcount``), by distribution name: built once a session as an index gets them
-    (``uv build``: the sdist, then the wheel from the unpacked sdist), for the tests that install
-    them into environments of their own (each install of a source tree would build it again)."""
+def wheel(built_once: Callable[[str, Callable[[Path], Any]], Any]) -> Callable[[str], Path]:
+    """``wheel(distribution)``: the wheel of ``fsmcp``, of a plugin of this repository
+    (``fsmcp-read``) or of the plugin template (``fsmcp-wordcount``), built once a session as an
+    index gets it (``uv build``: the sdist, then the wheel from the unpacked sdist), for the tests
+    that install it into environments of their own (each install of a source tree builds it again)."""
 
-    def build(where: Path) -> dict[str, str]:
-        built = {}
-        for name, source in [("fsmcp", REPO / "core"), ("fsmcp-read", REPO / "plugins" / "read"), ("fsmcp-wordcount", REPO / "plugin-template")]:
-            out = where / name
+    def source(distribution: str) -> Path:
+        if distribution == "fsmcp":
+            return REPO / "core"
+        if distribution == "fsmcp-wordcount":
+            return REPO / "plugin-template"
+        return REPO / "plugins" / distribution.removeprefix("fsmcp-")
+
+    def built(distribution: str) -> Path:
+        def build(where: Path) -> str:
             done = subprocess.run(
-                ["uv", "build", "--quiet", "--out-dir", str(out), str(source)],
+                ["uv", "build", "--quiet", "--out-dir", str(where), str(source(distribution))],
                 cwd=where, env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},  # the root conftest's: the template
                 capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL, check=False,
             )  # fmt: skip
             assert done.returncode == 0, done.stderr
-            (wheel,) = out.glob("*.whl")
-            built[name] = str(wheel)
-        return built
+            (made,) = where.glob("*.whl")
+            return str(made)
 
-    return {name: Path(wheel) for name, wheel in built_once("wheels", build).items()}
+        return Path(built_once(f"wheel-{distribution}", build))
+
+    return built
 
 
 @pytest.fixture(scope="session")

@@ -2,7 +2,7 @@
 
 The venvs are built with ``uv``, each once a session (conftest's ``built_once``: the test processes share
 it, whichever of them needs it first builds it); the packages are the wheels of this repository's
-source trees (conftest's ``wheels``, built once a session), their dependencies come from uv's
+source trees (conftest's ``wheel``, built once a session), their dependencies come from uv's
 cache, or the package index when the cache lacks one.
 """
 
@@ -159,12 +159,12 @@ class Separate:
 
 
 @pytest.fixture(scope="module")
-def separate(built_once: Callable[[str, Callable[[Path], Any]], Any], wheels: dict[str, Path]) -> Separate:
+def separate(built_once: Callable[[str, Callable[[Path], Any]], Any], wheel: Callable[[str], Path]) -> Separate:
     def build(where: Path) -> dict[str, Any]:
         venv = Venv.create(where / "venv")
-        venv.install(wheels["fsmcp"], wheels["fsmcp-read"])
+        venv.install(wheel("fsmcp"), wheel("fsmcp-read"))
         tools_before, packages_before = tools_of(venv.fsmcp("tools", str(venv.work))), venv.packages()
-        venv.install(wheels["fsmcp-wordcount"])
+        venv.install(wheel("fsmcp-wordcount"))
         built = Separate(
             venv,
             tools_before,
@@ -249,11 +249,11 @@ def test_enable_a_plugin_offers_only_its_tools(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def with_broken(built_once: Callable[[str, Callable[[Path], Any]], Any], wheels: dict[str, Path]) -> Venv:
+def with_broken(built_once: Callable[[str, Callable[[Path], Any]], Any], wheel: Callable[[str], Path]) -> Venv:
     def build(where: Path) -> dict[str, str]:
         broken = make_plugin(where, "broken", 'raise RuntimeError("the broken plugin cannot import")\n')
         venv = Venv.create(where / "venv")
-        venv.install(wheels["fsmcp"], wheels["fsmcp-read"], broken)
+        venv.install(wheel("fsmcp"), wheel("fsmcp-read"), broken)
         return venv.fields()
 
     return Venv.of(built_once("broken", build))
@@ -281,11 +281,11 @@ async def test_the_server_still_starts_beside_a_broken_plugin(with_broken):
 
 
 @pytest.fixture(scope="module")
-def with_twins(built_once: Callable[[str, Callable[[Path], Any]], Any], wheels: dict[str, Path]) -> Venv:
+def with_twins(built_once: Callable[[str, Callable[[Path], Any]], Any], wheel: Callable[[str], Path]) -> Venv:
     def build(where: Path) -> dict[str, str]:
         twins = [make_plugin(where, name, TWIN_HOOKS) for name in ("twina", "twinb")]
         venv = Venv.create(where / "venv")
-        venv.install(wheels["fsmcp"], wheels["fsmcp-read"], *twins)
+        venv.install(wheel("fsmcp"), wheel("fsmcp-read"), *twins)
         return venv.fields()
 
     return Venv.of(built_once("twins", build))
