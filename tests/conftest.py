@@ -6,12 +6,15 @@ import fcntl
 import json
 import os
 import shutil
+import subprocess
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
@@ -56,6 +59,36 @@ def built_once(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, Calla
         return json.loads(result.read_text())
 
     return once
+
+
+@pytest.fixture(scope="session")
+def wheel(built_once: Callable[[str, Callable[[Path], Any]], Any]) -> Callable[[str], Path]:
+    """``wheel(distribution)``: the wheel of ``fsmcp``, of a plugin of this repository
+    (``fsmcp-read``) or of the plugin template (``fsmcp-wordcount``), built once a session as an
+    index gets it (``uv build``: the sdist, then the wheel from the unpacked sdist), for the tests
+    that install it into environments of their own (each install of a source tree builds it again)."""
+
+    def source(distribution: str) -> Path:
+        if distribution == "fsmcp":
+            return REPO / "core"
+        if distribution == "fsmcp-wordcount":
+            return REPO / "plugin-template"
+        return REPO / "plugins" / distribution.removeprefix("fsmcp-")
+
+    def built(distribution: str) -> Path:
+        def build(where: Path) -> str:
+            done = subprocess.run(
+                ["uv", "build", "--quiet", "--out-dir", str(where), str(source(distribution))],
+                cwd=where, env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},  # the root conftest's: the template
+                capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL, check=False,
+            )  # fmt: skip
+            assert done.returncode == 0, done.stderr
+            (made,) = where.glob("*.whl")
+            return str(made)
+
+        return Path(built_once(f"wheel-{distribution}", build))
+
+    return built
 
 
 @pytest.fixture(scope="session")

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from fsmcp.run import catalog
+from fsmcp.testing import forked
 from fsmcp.api.config import Settings
 from fsmcp.paths.roots import RootSet
 
@@ -23,8 +24,10 @@ def start(root: Path, cache: Path, *options: str, calls: list[dict] = (), python
         {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
     ] + [{"jsonrpc": "2.0", "id": 2 + i, "method": "tools/call", "params": call} for i, call in enumerate(calls)]
     env = {**os.environ, "XDG_CACHE_HOME": str(cache), "XDG_STATE_HOME": str(cache.parent / "state")}
+    # Forked from the test process's fork server, unless ``python`` options ask for an interpreter of its own.
+    argv = [sys.executable, *python, "-m", "fsmcp", "serve", *options, str(root)] if python else forked("serve", *options, str(root))
     done = subprocess.run(
-        [sys.executable, *python, "-m", "fsmcp", "serve", *options, str(root)],
+        argv,
         input="".join(json.dumps(r) + "\n" for r in requests), capture_output=True, text=True, env=env, timeout=120, check=False,
     )
     assert done.returncode == 0, done.stderr

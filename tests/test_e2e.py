@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from fsmcp.testing import serve_stdio, text_of
+from fsmcp.testing import forked, serve_stdio, text_of
 
 READ_TOOLS = {"read_file", "read_multiple_files", "list_directory", "directory_tree", "get_file_info", "list_allowed_directories"}
 WRITE_TOOLS = {"write_file", "write_files", "append_file", "create_directory", "copy_file", "move_file", "delete_file"}
@@ -97,7 +97,8 @@ async def test_output_budget_holds_for_a_20000_file_tree_and_a_50_mb_file(big_wo
 
 
 def run_cli(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "fsmcp", *args], capture_output=True, text=True, cwd=cwd, timeout=60)
+    # Forked from the test process's fork server: an interpreter's start and its imports spared.
+    return subprocess.run(forked(*args), capture_output=True, text=True, cwd=cwd, timeout=60)
 
 
 def test_cli_lists_tools_and_plugins(tmp_path):

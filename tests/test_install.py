@@ -1,8 +1,9 @@
 """Each plugin installs on its own: real virtual environments, real ``fsmcp`` processes.
 
 The venvs are built with ``uv``, each once a session (conftest's ``built_once``: the test processes share
-it, whichever of them needs it first builds it); the packages come from this repository's
-source trees, their dependencies from uv's cache or the package index.
+it, whichever of them needs it first builds it); the packages are the wheels of this repository's
+source trees (conftest's ``wheel``, built once a session), their dependencies come from uv's
+cache, or the package index when the cache lacks one.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 import pytest
 from mcp import Client, StdioServerParameters
 
-from fsmcp.testing import text_of
+from fsmcp.testing import forked, text_of
 
 REPO = Path(__file__).resolve().parents[1]
 TEMPLATE = REPO / "plugin-template"
@@ -38,7 +39,9 @@ TIMEOUT = 300  # a cold uv cache downloads every dependency once
 
 def run(command: list[str | Path], cwd: Path) -> subprocess.CompletedProcess[str]:
     # Without the session's PYTHONPATH (conftest.py), which would add the template to every venv.
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    # With bytecode written (whatever PYTHONDONTWRITEBYTECODE says): a venv's later processes
+    # (the servers, the template's pytest) then find compiled what its first ones imported.
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONDONTWRITEBYTECODE")}
     return subprocess.run(
         [str(c) for c in command], cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL
     )
@@ -70,7 +73,10 @@ class Venv:
         return cls(path, work)
 
     def install(self, *projects: Path | str) -> None:
-        done = run(["uv", "pip", "install", "--quiet", "--python", self.python, *projects], cwd=self.work)
+        install = ["uv", "pip", "install", "--quiet", "--python", self.python, *projects]
+        done = run([*install, "--offline"], cwd=self.work)  # from uv's cache, asking no index
+        if done.returncode != 0:  # a dependency not in the cache yet: fetched
+            done = run(install, cwd=self.work)
         assert done.returncode == 0, done.stderr
 
     def packages(self) -> dict[str, str]:
@@ -153,12 +159,12 @@ class Separate:
 
 
 @pytest.fixture(scope="module")
-def separate(built_once: Callable[[str, Callable[[Path], Any]], Any]) -> Separate:
+def separate(built_once: Callable[[str, Callable[[Path], Any]], Any], wheel: Callable[[str], Path]) -> Separate:
     def build(where: Path) -> dict[str, Any]:
         venv = Venv.create(where / "venv")
-        venv.install(REPO / "core", REPO / "plugins" / "read")
+        venv.install(wheel("fsmcp"), wheel("fsmcp-read"))
         tools_before, packages_before = tools_of(venv.fsmcp("tools", str(venv.work))), venv.packages()
-        venv.install(TEMPLATE)
+        venv.install(wheel("fsmcp-wordcount"))
         built = Separate(
             venv,
             tools_before,
@@ -217,7 +223,8 @@ def test_the_template_tests_pass_where_a_third_party_runs_them(separate):
 
 
 def dev_tools(tmp_path: Path, *args: str) -> dict[str, str]:
-    return tools_of(run([sys.executable, "-m", "fsmcp", "tools", str(tmp_path), *args], cwd=tmp_path))
+    # Forked from the test process's fork server (the session's PYTHONPATH: the template too).
+    return tools_of(subprocess.run(forked("tools", str(tmp_path), *args), cwd=tmp_path, capture_output=True, text=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL))
 
 
 def test_disable_a_plugin_hides_its_tools_and_nothing_else(tmp_path):
@@ -242,11 +249,11 @@ def test_enable_a_plugin_offers_only_its_tools(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def with_broken(built_once: Callable[[str, Callable[[Path], Any]], Any]) -> Venv:
+def with_broken(built_once: Callable[[str, Callable[[Path], Any]], Any], wheel: Callable[[str], Path]) -> Venv:
     def build(where: Path) -> dict[str, str]:
         broken = make_plugin(where, "broken", 'raise RuntimeError("the broken plugin cannot import")\n')
         venv = Venv.create(where / "venv")
-        venv.install(REPO / "core", REPO / "plugins" / "read", broken)
+        venv.install(wheel("fsmcp"), wheel("fsmcp-read"), broken)
         return venv.fields()
 
     return Venv.of(built_once("broken", build))
@@ -274,11 +281,11 @@ async def test_the_server_still_starts_beside_a_broken_plugin(with_broken):
 
 
 @pytest.fixture(scope="module")
-def with_twins(built_once: Callable[[str, Callable[[Path], Any]], Any]) -> Venv:
+def with_twins(built_once: Callable[[str, Callable[[Path], Any]], Any], wheel: Callable[[str], Path]) -> Venv:
     def build(where: Path) -> dict[str, str]:
         twins = [make_plugin(where, name, TWIN_HOOKS) for name in ("twina", "twinb")]
         venv = Venv.create(where / "venv")
-        venv.install(REPO / "core", REPO / "plugins" / "read", *twins)
+        venv.install(wheel("fsmcp"), wheel("fsmcp-read"), *twins)
         return venv.fields()
 
     return Venv.of(built_once("twins", build))

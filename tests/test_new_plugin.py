@@ -1,8 +1,9 @@
 """``fsmcp new-plugin NAME``: the template rendered, installed beside a fresh fsmcp, and its tests run.
 
-The install test builds fsmcp as a package index would (``uv build``: the sdist, then the wheel
-from the sdist), installs that wheel in a fresh virtual environment, renders a plugin with it
-and runs the next steps it prints, as printed.
+The install test takes fsmcp built as a package index would (conftest's ``wheel``: ``uv build``,
+the sdist, then the wheel from the sdist), installs that wheel in a fresh virtual environment,
+renders a plugin with it and runs the next steps it prints, as printed. The rendering tests run
+``fsmcp new-plugin`` forked from the test process's fork server (``fsmcp.testing.forked``).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +22,7 @@ import pytest
 from fsmcp.api import hookspecs
 from fsmcp.cli import scaffold
 from fsmcp import testing
+from fsmcp.testing import forked
 
 REPO = Path(__file__).resolve().parents[1]
 TEMPLATE = REPO / "plugin-template"
@@ -35,14 +38,16 @@ TIMEOUT = 300  # a cold uv cache downloads every dependency once
 
 def run(command: list[str | Path], cwd: Path, **extra_env: str) -> subprocess.CompletedProcess[str]:
     # Without the session's PYTHONPATH (conftest.py), which would add the template to every venv.
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | extra_env
+    # With bytecode written (whatever PYTHONDONTWRITEBYTECODE says): a venv's later processes
+    # (the plugin's pytest) then find compiled what its first ones imported.
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONDONTWRITEBYTECODE")} | extra_env
     return subprocess.run(
         [str(c) for c in command], check=False, cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL
     )
 
 
 def new_plugin(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return run([sys.executable, "-m", "fsmcp", "new-plugin", *args], cwd=cwd)
+    return run(forked("new-plugin", *map(str, args)), cwd=cwd)
 
 
 def files_of(directory: Path) -> dict[str, str]:
@@ -187,21 +192,19 @@ class Installed:
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
+def installed(tmp_path_factory: pytest.TempPathFactory, wheel: Callable[[str], Path]) -> Installed:
     assert shutil.which("uv"), "this test needs uv on PATH"
     base = tmp_path_factory.mktemp("new-plugin")
     work = base / "work"
     work.mkdir()
-    dist = base / "dist"
-    # No --wheel / --sdist: the sdist, then the wheel from the unpacked sdist, as an index gets them.
-    done = run(["uv", "build", "--quiet", "--out-dir", dist, REPO / "core"], cwd=work)
-    assert done.returncode == 0, done.stderr
-    (wheel,) = dist.glob("fsmcp-*.whl")
     venv = base / "venv"
     python = venv / "bin" / "python"
     done = run(["uv", "venv", "--quiet", "--python", sys.executable, venv], cwd=work)
     assert done.returncode == 0, done.stderr
-    done = run(["uv", "pip", "install", "--quiet", "--python", python, wheel], cwd=work)
+    install = ["uv", "pip", "install", "--quiet", "--python", python, wheel("fsmcp")]
+    done = run([*install, "--offline"], cwd=work)  # from uv's cache, asking no index
+    if done.returncode != 0:  # a dependency not in the cache yet: fetched
+        done = run(install, cwd=work)
     assert done.returncode == 0, done.stderr
     template = run([python, "-c", "from fsmcp.cli.scaffold import template_dir; print(template_dir())"], cwd=work).stdout.strip()
     rendered = run([python, "-m", "fsmcp", "new-plugin", "demo"], cwd=work)
@@ -240,7 +243,13 @@ def test_in_a_uv_project_the_printed_install_survives_uv_sync(tmp_path):
         '[dependency-groups]\ndev = ["pytest", "uv"]\n\n[tool.uv]\npackage = false\n\n'
         f'[tool.uv.sources]\nfsmcp = {{ path = "{REPO / "core"}", editable = true }}\n'
     )
-    done = run(["uv", "sync", "--quiet", "--python", sys.executable], cwd=project)
+    # From uv's cache, asking no index (UV_OFFLINE, for the printed steps too), unless the cache
+    # lacks a package: then every step may fetch.
+    offline = {"UV_OFFLINE": "1"}
+    done = run(["uv", "sync", "--quiet", "--python", sys.executable], cwd=project, **offline)
+    if done.returncode != 0:
+        offline = {}
+        done = run(["uv", "sync", "--quiet", "--python", sys.executable], cwd=project)
     assert done.returncode == 0, done.stderr
     python = project / ".venv" / "bin" / "python"
     work = tmp_path / "src"
@@ -249,11 +258,11 @@ def test_in_a_uv_project_the_printed_install_survives_uv_sync(tmp_path):
     assert rendered.returncode == 0, rendered.stderr
     basetemp = f"--basetemp={tmp_path / 'pytest'}"
     for line in rendered.stdout.splitlines()[2:]:
-        step = run(["bash", "-c", line.strip()], cwd=work, PYTEST_ADDOPTS=basetemp)
+        step = run(["bash", "-c", line.strip()], cwd=work, PYTEST_ADDOPTS=basetemp, **offline)
         assert step.returncode == 0, (line, step.stdout, step.stderr)
     listed = run([python, "-m", "fsmcp", "plugins", tmp_path], cwd=work)
     assert "line_count" in listed.stdout, listed.stdout
-    done = run(["uv", "sync", "--quiet"], cwd=project)
+    done = run(["uv", "sync", "--quiet"], cwd=project, **offline)
     assert done.returncode == 0, done.stderr
     listed = run([python, "-m", "fsmcp", "plugins", tmp_path], cwd=work)
     assert "fsmcp-line-count" in listed.stdout, (rendered.stdout, listed.stdout)

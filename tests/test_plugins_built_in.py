@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 
 import pytest
+
+from fsmcp.testing import forked
 
 BUILT_IN = {"fsmcp.roots", "fsmcp.text", "fsmcp.json", "fsmcp.consent", "secrets", "fsmcp.journal", "fsmcp.audit"}
 
@@ -17,7 +18,7 @@ def listed(tmp_path, *args: str) -> dict[str, str]:
     root = tmp_path / "root"
     root.mkdir(exist_ok=True)
     done = subprocess.run(
-        [sys.executable, "-m", "fsmcp", "plugins", str(root), *args], capture_output=True, text=True, timeout=120,
+        forked("plugins", str(root), *args), capture_output=True, text=True, timeout=120,
         env={**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")},
     )  # fmt: skip
     assert done.returncode == 0, done.stderr

@@ -12,8 +12,10 @@ REPO = Path(__file__).resolve().parents[3]
 
 
 def run(command: list[str | Path], cwd: Path) -> subprocess.CompletedProcess[str]:
-    # without the session's PYTHONPATH (conftest.py), which would add the template to the venv
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    # without the session's PYTHONPATH (conftest.py), which would add the template to the venv;
+    # with bytecode written (whatever PYTHONDONTWRITEBYTECODE says): each call after the first
+    # finds compiled what the first imported
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONDONTWRITEBYTECODE")}
     return subprocess.run([str(c) for c in command], cwd=cwd, env=env, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
 
 
