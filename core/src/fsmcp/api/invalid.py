@@ -43,12 +43,14 @@ _KINDS = {
 def describe_invalid(tool: Tool, exc: ValidationError, sent: Any = None) -> str:
     """``sent``: the arguments as the client sent them, so that a value given under an alias is
     named as the client named it (``pattern (regex): must be a string``)."""
+    from .tools import json_schema  # here: a start from the tool-list cache imports this module, not pydantic
+
     schema = tool.input_schema()
     # The aliases the client used for a parameter it did not name itself.
     called = {}
     if isinstance(sent, dict):
         called = {canonical: alias for alias, canonical in tool.input_model.aliases.items() if alias in sent and canonical not in sent}
-    raw = tool.input_model.model_json_schema(by_alias=True)
+    raw = json_schema(tool.input_model)
     problems: dict[str, list[dict[str, Any]]] = {}
     places = []
     for err in exc.errors(include_url=False):

@@ -4,6 +4,7 @@ and the output budget that holds what it returns."""
 from __future__ import annotations
 
 import importlib
+import weakref
 from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -119,7 +120,7 @@ class Tool:
 
     def input_schema(self, offered: Collection[str] = ()) -> dict[str, Any]:
         """The arguments' schema; ``offered``: the names of the tools offered beside this one."""
-        schema = self.input_model.model_json_schema(by_alias=True)
+        schema = json_schema(self.input_model)
         if self.input_model.items_of and self.input_model.items_of in offered:
             for value in schema.get("properties", {}).values():
                 if "$ref" in value.get("items", {}):
@@ -150,7 +151,7 @@ class Tool:
         listing["description"] = self.description
         listing["inputSchema"] = self.input_schema(offered)
         if self.output_model is not None:
-            listing["outputSchema"] = output = self.output_model.model_json_schema(by_alias=True)
+            listing["outputSchema"] = output = json_schema(self.output_model)
             _inline_defs(output)
             _compact(output, optional_is_absent=False)  # a result may well hold a null
         # The title is the tool's own field; a copy among the annotations would be sent twice.
@@ -162,6 +163,29 @@ class Tool:
             else {"readOnlyHint": False, "destructiveHint": a.destructive, **({"idempotentHint": True} if a.idempotent else {}), "openWorldHint": a.open_world}
         )
         return listing
+
+
+_json_schemas: weakref.WeakKeyDictionary[type[BaseModel], dict[str, Any]] = weakref.WeakKeyDictionary()
+
+
+def json_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """``model.model_json_schema(by_alias=True)``, a copy of the one computed at the model's first
+    use: pydantic builds it anew at every request (ms a model), and every host lists each tool's
+    (a process that starts several, as the tests do, or a refused call that names the parameters)."""
+    schema = _json_schemas.get(model)
+    if schema is None:
+        schema = _json_schemas[model] = model.model_json_schema(by_alias=True)
+    return _copied(schema)
+
+
+def _copied(value: Any) -> Any:
+    """A JSON value's copy, its dicts and lists new (what the callers change); a third of
+    ``copy.deepcopy``'s time, which keeps a memo for cycles such a value never has."""
+    if isinstance(value, dict):
+        return {key: _copied(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_copied(item) for item in value]
+    return value
 
 
 # -- what a tool returns: typed parts that a formatter turns into MCP content ----------------
