@@ -250,6 +250,17 @@ def _preload() -> None:
         for module in pkgutil.walk_packages(package.__path__, name + "."):
             if not module.name.endswith("__main__"):
                 importlib.import_module(module.name)
+    # Each tool's JSON schema, which every server writes at its start (its tool list: a tenth
+    # of a CPU-second for all of them), written once here for the forks to inherit
+    # (fsmcp.api.tools.json_schema). Plugins loaded without a host: no journal, no thread.
+    from .run.plugins import collect_tools, load_plugins
+
+    with contextlib.suppress(Exception):  # a plugin that cannot load here fails in its server, as it would unforked
+        settings = build_settings({}, {"roots": [tempfile.gettempdir()], "journal": "off"})
+        pm, infos = load_plugins(settings)
+        tools = collect_tools(pm, infos, settings)
+        for tool in tools.values():
+            tool.wire(tools)
 
 
 def _served(argv: list[str]) -> None:
