@@ -16,7 +16,7 @@ from mcp import types
 
 from fsmcp import Access, Refusal
 from fsmcp.builtin.secrets import refusal
-from fsmcp.testing import serve_stdio, text_of
+from fsmcp.testing import forked, serve_stdio, text_of
 
 SECRET = "TOKEN=s3cret-c0ns3nt"
 READ = refusal(".env", Access.READ)
@@ -192,7 +192,7 @@ async def test_an_unanswered_question_times_out_into_the_refusal(root, tmp_path)
 def test_ask_settings_are_checked(tmp_path):
     def start(setting):
         (tmp_path / "fsmcp.toml").write_text(setting + "\n")
-        command = [sys.executable, "-m", "fsmcp", "tools", "--config", str(tmp_path / "fsmcp.toml"), str(tmp_path)]
+        command = forked("tools", "--config", str(tmp_path / "fsmcp.toml"), str(tmp_path))  # as python -m fsmcp, without its imports
         return subprocess.run(command, capture_output=True, text=True)
 
     for good in ("ask_user = false", "ask_timeout = 300", "ask_timeout = 0.5"):
@@ -208,7 +208,7 @@ class Raw:
     """``fsmcp serve`` spoken to line by line, as a client without the SDK would."""
 
     def __init__(self, root, *args):
-        command = [sys.executable, "-m", "fsmcp", "serve", "--enable", "read", *args, str(root)]
+        command = forked("serve", "--enable", "read", *args, str(root))
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
 
     def send(self, message):

@@ -12,8 +12,6 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from .tools import json_schema
-
 if TYPE_CHECKING:
     from pydantic import ValidationError
 
@@ -45,6 +43,8 @@ _KINDS = {
 def describe_invalid(tool: Tool, exc: ValidationError, sent: Any = None) -> str:
     """``sent``: the arguments as the client sent them, so that a value given under an alias is
     named as the client named it (``pattern (regex): must be a string``)."""
+    from .tools import json_schema  # here: a start from the tool-list cache imports this module, not pydantic
+
     schema = tool.input_schema()
     # The aliases the client used for a parameter it did not name itself.
     called = {}

@@ -9,7 +9,9 @@ and skipped; the server still starts.
 from __future__ import annotations
 
 import logging
+import os
 import re
+import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -157,10 +159,32 @@ def _fail(info: PluginInfo, error: str, headline: str = "was skipped") -> None:
     log.warning("plugin %s %s: %s", info.label, headline, error)
 
 
-def _load_entry_points(pm: pluggy.PluginManager, settings: Settings) -> list[PluginInfo]:
+_found: tuple[tuple[tuple[str, int | None], ...], list[Any]] | None = None
+
+
+def _entry_points() -> list[Any]:
+    """The entry points in group ``fsmcp``, looked up again only when the import path, or a
+    directory on it, has changed since the last look (an install or removal changes its
+    directory): a look reads every installed distribution's metadata, tens of ms, which a
+    process that starts several hosts (the tests) would pay at each."""
     from importlib.metadata import entry_points  # loaded already by pluggy; the backport would cost 8 ms more
 
-    found = list(entry_points(group=PROJECT))
+    global _found
+    place = tuple((path, _changed(path)) for path in sys.path)
+    if _found is None or _found[0] != place:
+        _found = (place, list(entry_points(group=PROJECT)))
+    return list(_found[1])
+
+
+def _changed(path: str) -> int | None:
+    try:
+        return os.stat(path or ".").st_mtime_ns
+    except OSError:
+        return None
+
+
+def _load_entry_points(pm: pluggy.PluginManager, settings: Settings) -> list[PluginInfo]:
+    found = _entry_points()
     # An --enable that names plugins only leaves the others unimported. A tool named in enable or
     # disable needs them all: which plugin registers a tool is known only once it is imported.
     enabled, names = set(settings.enable), {ep.name for ep in found}
