@@ -91,6 +91,17 @@ def test_the_tests_never_write_the_real_state_directory():
     assert state and not Path(state).is_relative_to(Path.home() / ".local")
 
 
+@pytest.fixture(scope="module")
+def state_of_a_module_fixture() -> str:
+    # Set up before any test's own state directory: a module's host (test_properties' world)
+    # recovers and writes the journal found here.
+    return os.environ.get("XDG_STATE_HOME", "")
+
+
+def test_a_fixture_wider_than_a_test_never_writes_the_real_state_directory_either(state_of_a_module_fixture: str):
+    assert state_of_a_module_fixture and not Path(state_of_a_module_fixture).is_relative_to(Path.home() / ".local")
+
+
 @pytest.mark.anyio
 async def test_a_directory_swapped_for_a_link_after_the_check_gets_nothing_written_outside(root: Path, tmp_path: Path, monkeypatch):
     from fsmcp.paths import restore

@@ -614,6 +614,27 @@ SECRET = "TOP-SECRET: this text lives outside the roots"
 Plugins = list[tuple[str, object]]
 
 
+_session_state: list[tuple[str | None, str]] = []
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # A fixture wider than a test (a module's host) is set up before the test's own state
+    # directory below: it gets one of the session's, never the user's ~/.local/state, whose
+    # journal its host would recover and write.
+    _session_state.append((os.environ.get("XDG_STATE_HOME"), tempfile.mkdtemp(prefix="fsmcp-state-")))
+    os.environ["XDG_STATE_HOME"] = _session_state[-1][1]
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _session_state:
+        before, made = _session_state.pop()
+        if before is None:
+            os.environ.pop("XDG_STATE_HOME", None)
+        else:
+            os.environ["XDG_STATE_HOME"] = before
+        shutil.rmtree(made, ignore_errors=True)
+
+
 @pytest.fixture(autouse=True)
 def _fsmcp_state_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     # The server's state (the change journal) goes to a directory of this test's own, for the
