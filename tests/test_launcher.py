@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -264,6 +265,40 @@ async def test_a_program_ends_as_it_ended_in_its_launcher(tmp_path):
             await process.aclose()
     finally:
         os.close(fd)
+
+
+WAITED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+
+
+@pytest.mark.parametrize("way", ["alone", "kept"])
+def test_a_program_that_signals_its_waiter_before_the_waiter_runs_again_still_ends_as_it_ended(way):
+    """The process that waits for the program (its PID namespace's first process, or with
+    Landlock alone its launcher) may not run again after forking it until the program has
+    signalled it (a loaded machine: a README run reported exit 127 for ``exit 4``). Here the
+    waiter sleeps after each fork, so the program's signals always come first."""
+    kills = "; ".join(f"kill -{each.name[3:]} {'1' if way == 'alone' else '$PPID'}" for each in WAITED)
+    code = textwrap.dedent(
+        f"""
+        import os, sys, time
+        sys.path.insert(0, {str(Path(masks.LAUNCHER).parent)!r})
+        import launch
+        fork = os.fork
+        def fork_then_wait():
+            pid = fork()
+            if pid:
+                time.sleep(0.5)  # the program runs first, and signals
+            return pid
+        os.fork = fork_then_wait
+        if {way!r} == "alone":
+            launch.enter_namespace()
+            launch.alone("-")
+        else:
+            launch.kept("-")
+        os.execv("/bin/sh", ["sh", "-c", {kills + "; exit 4"!r}])
+        """
+    )
+    ended = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True, timeout=60)
+    assert ended.returncode == 4, ended.stderr.decode()
 
 
 def _parent(pid: int) -> int:

@@ -275,11 +275,22 @@ def _ignore(signum: int, frame: object) -> None:
     """The program's process group gets the server's signals too: the waiters only wait."""
 
 
+def _deaf() -> dict[int, object]:
+    """Make this process, about to fork a program and wait for it, deaf to the signals the
+    program may send it (it can name its namespace's first process, PID 1; without a namespace,
+    its parent): before the fork, since a loaded machine may run the program first. Returns the
+    handlers as they were, which the program gets back (:func:`_hearing`)."""
+    return {each: signal.signal(each, _ignore) for each in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT)}
+
+
+def _hearing(handlers: dict[int, object]) -> None:
+    for each, handler in handlers.items():
+        signal.signal(each, handler)  # type: ignore[arg-type]
+
+
 def _waiting(status: str) -> None:
     if status != "-":
         os.close(int(status))  # only the program's exec closes the server's pipe
-    for each in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT):
-        signal.signal(each, _ignore)
 
 
 def alone(status: str) -> None:
@@ -294,6 +305,7 @@ def alone(status: str) -> None:
     """
     _check(_libc.unshare(CLONE_NEWPID), "unshare(CLONE_NEWPID)")
     result, report = os.pipe()
+    handlers = _deaf()
     first = os.fork()
     if first:
         os.close(report)
@@ -314,6 +326,7 @@ def alone(status: str) -> None:
                 os.write(report, code.to_bytes(4, "little"))
                 os._exit(0)
     os.close(report)
+    _hearing(handlers)
 
 
 def kept(status: str) -> None:
@@ -323,9 +336,11 @@ def kept(status: str) -> None:
     once the program has ended the launcher kills each of them, then ends as the program ended.
     """
     _check(_libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), "prctl(PR_SET_CHILD_SUBREAPER)")
+    handlers = _deaf()
     program = os.fork()
     if program == 0:
         _drop_report()
+        _hearing(handlers)
         return
     _waiting(status)
     code: int | None = None
