@@ -15,7 +15,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from fsmcp.testing import serve_stdio, text_of
+from fsmcp.testing import alive, processes_with, serve_stdio, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -36,7 +36,7 @@ def place() -> Iterator[Path]:
     try:
         yield top
     finally:
-        for pid in _processes_with(MARKER):
+        for pid in processes_with(MARKER):
             _kill(pid)
         shutil.rmtree(top, ignore_errors=True)
 
@@ -53,25 +53,6 @@ def _kill(pid: int) -> None:
         os.kill(pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
-
-
-def _alive(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
-def _processes_with(marker: str) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit() and entry != str(os.getpid()):
-            try:
-                if marker.encode() in Path(f"/proc/{entry}/cmdline").read_bytes() and _alive(int(entry)):
-                    found.append(int(entry))
-            except OSError:
-                pass
-    return found
 
 
 def _server_of(pid: int) -> int:
@@ -104,7 +85,7 @@ def _launchers_of(server: int) -> list[int]:
                 argv = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
             except OSError:
                 continue
-            if b"--serve" in argv and argv[argv.index(b"--serve") + 2] == str(server).encode() and _alive(int(entry)):
+            if b"--serve" in argv and argv[argv.index(b"--serve") + 2] == str(server).encode() and alive(int(entry)):
                 found.append(int(entry))
     return found
 
@@ -124,18 +105,18 @@ async def test_a_program_does_not_outlive_its_server(place, how, way):
         async with _serve(place, under=WAYS[way]) as client:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(client.call_tool, "run_shell", {"command": command, "timeout": 60})
-                await _until(lambda: len(_processes_with(MARKER)) >= 2, "the program never started")
-                server = _server_of(_processes_with(MARKER)[0])
+                await _until(lambda: len(processes_with(MARKER)) >= 2, "the program never started")
+                server = _server_of(processes_with(MARKER)[0])
                 if how != "ended":
                     os.kill(server, signal.SIGKILL if how == "killed" else signal.SIGTERM)
-                    await _until(lambda: not _alive(server), "the server did not end")
+                    await _until(lambda: not alive(server), "the server did not end")
                 tg.cancel_scope.cancel()
     except Exception:  # a killed server's client fails as it may; what is left is the question
         if how == "ended":
             raise
     left = []
     for _ in range(1000):  # by count: 10 s for the kernel to end what it must
-        left = [(pid, Path(f"/proc/{pid}/cmdline").read_bytes()) for pid in _processes_with(MARKER) + _launchers_of(server)]
+        left = [(pid, Path(f"/proc/{pid}/cmdline").read_bytes()) for pid in processes_with(MARKER) + _launchers_of(server)]
         if not left:
             break
         await anyio.sleep(0.01)
@@ -184,7 +165,7 @@ async def test_a_program_ends_its_call_while_a_later_program_runs_on(place):
             ends.append(text_of(result))
 
         async def later() -> None:
-            await _until(lambda: _processes_with(f"{MARKER}-first"), "the first program never started")
+            await _until(lambda: processes_with(f"{MARKER}-first"), "the first program never started")
             result = await client.call_tool("run_shell", {"command": f"touch go; while [ ! -e stop ]; do sleep 0.01; done; echo {MARKER}-later", "timeout": 60})
             ends.append(text_of(result))
 
@@ -262,12 +243,12 @@ async def test_a_timed_out_program_that_ignores_sigterm_and_left_its_session_lea
     command = f"trap '' TERM; setsid sh -c 'trap \"\" TERM; sleep 120; echo {MARKER}-orphan' & sleep 120; echo {MARKER}-program"
     async with _serve(place) as client:
         result = await client.call_tool("run_shell", {"command": command, "timeout": 1})
-        left = [(pid, Path(f"/proc/{pid}/cmdline").read_bytes()) for pid in _processes_with(MARKER)]
+        left = [(pid, Path(f"/proc/{pid}/cmdline").read_bytes()) for pid in processes_with(MARKER)]
         for _ in range(1000):  # the namespace's end is the kernel's, soon after the call
             if not left:
                 break
             await anyio.sleep(0.01)
-            left = [(pid, Path(f"/proc/{pid}/cmdline").read_bytes()) for pid in _processes_with(MARKER)]
+            left = [(pid, Path(f"/proc/{pid}/cmdline").read_bytes()) for pid in processes_with(MARKER)]
     print(text_of(result), left)
     assert "killed by SIGKILL" in text_of(result) or "timed out" in text_of(result).lower()
     assert not left

@@ -22,7 +22,7 @@ import pytest
 
 from fsmcp.sandbox import landlock, launcher, masks
 from fsmcp.sandbox.programs import SYSTEM_DIRS
-from fsmcp.testing import connect, host_for, text_of
+from fsmcp.testing import alive, connect, host_for, processes_with, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -43,25 +43,6 @@ def _launchers() -> dict[int, int]:
             continue
         if masks.LAUNCHER.encode() in argv and b"--serve" in argv and state != "Z":
             found[int(entry)] = int(argv[argv.index(b"--serve") + 2])
-    return found
-
-
-def _alive(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
-def _processes_with(marker: str) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit() and _alive(int(entry)):
-            try:
-                if marker.encode() in Path(f"/proc/{entry}/cmdline").read_bytes():
-                    found.append(int(entry))
-            except OSError:
-                pass
     return found
 
 
@@ -126,18 +107,18 @@ async def test_cancelling_a_call_kills_its_programs_whole_namespace(tmp_path):
             async with anyio.create_task_group() as tg:
                 tg.start_soon(run)
                 with anyio.fail_after(30):
-                    while len(_processes_with(marker)) < 2:
+                    while len(processes_with(marker)) < 2:
                         await anyio.sleep(0.02)
-                sessions = {os.getsid(pid) for pid in _processes_with(marker)}
+                sessions = {os.getsid(pid) for pid in processes_with(marker)}
                 scope.cancel()
             assert outcome == []
             with anyio.fail_after(30):
-                while _processes_with(marker):
+                while processes_with(marker):
                     await anyio.sleep(0.02)
             assert launcher.SERVER.pid is not None  # the launcher itself lives on for the next program
         assert len(sessions) == 2, "setsid did not leave the session: the test shows nothing"
     finally:
-        for pid in _processes_with(marker):
+        for pid in processes_with(marker):
             os.kill(pid, signal.SIGKILL)
 
 
@@ -174,9 +155,9 @@ def _started_a_program(server: subprocess.Popen[bytes]) -> int:
 
 def _gone(pid: int) -> bool:
     deadline = time.monotonic() + 30
-    while _alive(pid) and time.monotonic() < deadline:
+    while alive(pid) and time.monotonic() < deadline:
         time.sleep(0.01)
-    return not _alive(pid)
+    return not alive(pid)
 
 
 @pytest.mark.parametrize("end", ["hang up", "SIGKILL"])
@@ -319,8 +300,8 @@ async def test_a_forked_servers_launcher_ends_with_it(tmp_path):
         result = await client.call_tool("run_command", {"command": "cat", "args": ["a.txt"]})
         assert "alpha" in text_of(result)
         forks = testing._fork_servers[os.getpid()][0].pid
-        mine = [pid for pid, server in _launchers().items() if _alive(server) and _parent(server) == forks]
+        mine = [pid for pid, server in _launchers().items() if alive(server) and _parent(server) == forks]
         assert len(mine) == 1, mine
     with anyio.fail_after(30):
-        while _alive(mine[0]):
+        while alive(mine[0]):
             await anyio.sleep(0.01)

@@ -22,7 +22,7 @@ import anyio
 import pytest
 
 from fsmcp.sandbox import masks
-from fsmcp.testing import serve_stdio, text_of
+from fsmcp.testing import processes_with, serve_stdio, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -76,20 +76,6 @@ def _serve(top: Path, root: Path, under: Path | None, enable: str = "shell,write
 
 def _leaked(text: str) -> list[str]:
     return [line for line in text.splitlines() if MARKER in line and f"{MARKER}-public" not in line]
-
-
-def _running(marker: str) -> bool:
-    """Whether a live process (not a zombie) carries ``marker`` in its command line."""
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                argv = Path(f"/proc/{entry}/cmdline").read_bytes()
-                state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
-            except (OSError, IndexError):
-                continue
-            if marker.encode() in argv and state != "Z":
-                return True
-    return False
 
 
 async def _until(condition) -> None:
@@ -657,7 +643,7 @@ async def test_what_a_program_leaves_behind_ends_with_it(place, way, change):
     async with _serve(place, root, WAYS[way]) as client:
         started = text_of(await client.call_tool("run_shell", {"command": left}))
         changed = await client.call_tool(change, {"source": "a", "destination": "other/b"})
-        await _until(lambda: not _running(mark))  # had it lived on, it has read and written by now
+        await _until(lambda: not processes_with(mark))  # had it lived on, it has read and written by now
     print(started, text_of(changed), sep="\n")
     assert not changed.is_error
     assert not (root / "alive.txt").exists() and not (root / "loot.txt").exists()
@@ -714,7 +700,7 @@ async def test_with_landlock_alone_no_process_leaves_the_group_a_timeout_kills(p
     async with _serve(place, root, WAYS["landlock-alone"]) as client:
         ran = text_of(await client.call_tool("run_shell", {"command": left, "timeout": 1}))
         moved = await client.call_tool("move_file", {"source": "a", "destination": "other/b"})
-        await _until(lambda: not _running(mark))  # had it lived on, it has read and written by now
+        await _until(lambda: not processes_with(mark))  # had it lived on, it has read and written by now
     print(ran, text_of(moved), sep="\n")
     assert not moved.is_error
     assert not (root / "alive.txt").exists() and not (root / "loot.txt").exists()

@@ -606,6 +606,29 @@ def tree_of(top: str | Path) -> dict[str, tuple]:
     return seen
 
 
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie, ended but not yet reaped, does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def processes_with(marker: str) -> list[int]:
+    """The processes running with ``marker`` in their command line (this one left out): what a
+    program a test started left behind, found by a marker in its arguments."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and int(entry) != os.getpid():
+            try:
+                if marker.encode() in Path(f"/proc/{entry}/cmdline").read_bytes() and alive(int(entry)):
+                    found.append(int(entry))
+            except OSError:
+                pass
+    return found
+
+
 # -- the pytest plugin ------------------------------------------------------------------------
 
 SECRET = "TOP-SECRET: this text lives outside the roots"
