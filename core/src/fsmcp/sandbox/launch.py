@@ -43,7 +43,7 @@ SYS_LANDLOCK_ADD_RULE = 445
 SYS_LANDLOCK_RESTRICT_SELF = 446
 SYS_OPEN_TREE, SYS_MOVE_MOUNT, SYS_FSOPEN, SYS_FSCONFIG, SYS_FSMOUNT = 428, 429, 430, 431, 432
 """The same numbers on every architecture: these calls came after the tables were unified."""
-PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 1, 38, 36
+PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER, PR_SET_DUMPABLE = 1, 38, 36, 4
 CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID = 0x00020000, 0x10000000, 0x20000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 8, 32, 4096, 16384, 1 << 18
 FSCONFIG_SET_STRING, FSCONFIG_CMD_CREATE = 1, 6
@@ -275,6 +275,17 @@ def _ignore(signum: int, frame: object) -> None:
     """The program's process group gets the server's signals too: the waiters only wait."""
 
 
+def _undumpable() -> None:
+    """Keep the program out of the processes that wait for it, which hold the pipe its end is
+    reported on: as root of its user namespace it passes their ownership check, and could take
+    that pipe (``pidfd_getfd``, ``/proc/PID/fd``) or trace them to forge its end. A process that
+    is not dumpable is reached so only with ``CAP_SYS_PTRACE`` in the namespace its memory was
+    made in (the server's, outside). The program is dumpable again from its exec. After
+    :func:`enter_namespace`, which writes this process's id maps (a process that is not dumpable
+    has its ``/proc`` files owned by root)."""
+    _check(_libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0), "prctl(PR_SET_DUMPABLE)")
+
+
 def _deaf() -> dict[int, object]:
     """Make this process, about to fork a program and wait for it, deaf to the signals the
     program may send it (it can name its namespace's first process, PID 1; without a namespace,
@@ -304,6 +315,7 @@ def alone(status: str) -> None:
     Needs the user namespace :func:`enter_namespace` made.
     """
     _check(_libc.unshare(CLONE_NEWPID), "unshare(CLONE_NEWPID)")
+    _undumpable()
     result, report = os.pipe()
     handlers = _deaf()
     first = os.fork()
@@ -336,6 +348,7 @@ def kept(status: str) -> None:
     once the program has ended the launcher kills each of them, then ends as the program ended.
     """
     _check(_libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), "prctl(PR_SET_CHILD_SUBREAPER)")
+    _undumpable()
     handlers = _deaf()
     program = os.fork()
     if program == 0:
