@@ -19,7 +19,9 @@ from fsmcp.testing import alive, processes_with, serve_stdio, text_of
 
 pytestmark = pytest.mark.anyio
 
-MARKER = "MARKER-attackl-7f3a"
+# The worker's own (its process id, between two non-digits): a test that kills what carries the
+# marker when it ends must not reach the programs of a test another worker runs meanwhile.
+MARKER = f"MARKER-attackl-7f3a-{os.getpid()}-"
 PYTHON = "/usr/bin/python3.11"
 WITHOUT_USERNS = Path(__file__).parent / "without_userns.py"
 WAYS = {"namespaces": None, "landlock-alone": WITHOUT_USERNS}  # the system's, whose standard library the sandbox lets it read
@@ -53,6 +55,17 @@ def _kill(pid: int) -> None:
         os.kill(pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
+
+
+def _command_lines(pids: list[int]) -> list[tuple[int, bytes]]:
+    """Each process's command line, for those still there (one may end as it is looked at)."""
+    lines = []
+    for pid in pids:
+        try:
+            lines.append((pid, Path(f"/proc/{pid}/cmdline").read_bytes()))
+        except OSError:
+            pass
+    return lines
 
 
 def _server_of(pid: int) -> int:
@@ -116,7 +129,7 @@ async def test_a_program_does_not_outlive_its_server(place, how, way):
             raise
     left = []
     for _ in range(1000):  # by count: 10 s for the kernel to end what it must
-        left = [(pid, Path(f"/proc/{pid}/cmdline").read_bytes()) for pid in processes_with(MARKER) + _launchers_of(server)]
+        left = _command_lines(processes_with(MARKER) + _launchers_of(server))
         if not left:
             break
         await anyio.sleep(0.01)
@@ -243,12 +256,12 @@ async def test_a_timed_out_program_that_ignores_sigterm_and_left_its_session_lea
     command = f"trap '' TERM; setsid sh -c 'trap \"\" TERM; sleep 120; echo {MARKER}-orphan' & sleep 120; echo {MARKER}-program"
     async with _serve(place) as client:
         result = await client.call_tool("run_shell", {"command": command, "timeout": 1})
-        left = [(pid, Path(f"/proc/{pid}/cmdline").read_bytes()) for pid in processes_with(MARKER)]
+        left = _command_lines(processes_with(MARKER))
         for _ in range(1000):  # the namespace's end is the kernel's, soon after the call
             if not left:
                 break
             await anyio.sleep(0.01)
-            left = [(pid, Path(f"/proc/{pid}/cmdline").read_bytes()) for pid in processes_with(MARKER)]
+            left = _command_lines(processes_with(MARKER))
     print(text_of(result), left)
     assert "killed by SIGKILL" in text_of(result) or "timed out" in text_of(result).lower()
     assert not left

@@ -56,6 +56,8 @@ NO_LINKS = "no-links"
 LINK_CALLS = {"x86_64": (0xC000003E, (86, 265, 425, 109, 112)), "aarch64": (0xC00000B7, (37, 425, 154, 157))}
 """Per machine: its audit architecture, and link, linkat, io_uring_setup, setpgid and setsid
 (aarch64 has no link)."""
+PRLIMIT_CALLS = {0xC000003E: 302, 0xC00000B7: 261}
+"""``prlimit64`` by audit architecture (x86_64, aarch64)."""
 MOUNT_CALLS = (428, 429, 430, 431, 432, 433, 442)
 """open_tree, move_mount, fsopen, fsconfig, fsmount, fspick, mount_setattr: one number on every machine."""
 CANNOT_CONFINE = 126
@@ -117,14 +119,30 @@ def forbid_links() -> None:
 
 
 def _filter(calls: tuple[int, ...], what: str) -> None:
-    """A seccomp filter that refuses ``calls`` (EPERM) and every call of another architecture's table."""
-    arch = LINK_CALLS[os.uname().machine][0]
-    checks = [(0x35, 0x40000000)] if arch == 0xC000003E else []  # x32 calls: numbers from bit 30 up
-    checks += [(0x15, number) for number in calls]  # jge / jeq, against the call's number
-    deny = 3 + len(checks) + 1
-    code = [(0x20, 0, 0, 4), (0x15, 0, deny - 2, arch), (0x20, 0, 0, 0)]  # load arch, check it, load the number
-    code += [(op, deny - 3 - i - 1, 0, k) for i, (op, k) in enumerate(checks)]
-    code += [(0x06, 0, 0, 0x7FFF0000), (0x06, 0, 0, 0x00050000 | 1)]  # allow; EPERM
+    """A seccomp filter that refuses ``calls`` (EPERM), every call of another architecture's
+    table, and ``prlimit64`` on any process but the caller's own (pid 0).
+
+    ``prlimit64`` needs only the same user: Landlock does not scope it. A program could lower the
+    limits of the processes that wait for it (one with no descriptors left cannot list what the
+    program left behind) or of another call's program (a file size of 0 ends its next write).
+    ``setrlimit`` and ``prlimit -p 0`` keep working on the program's own limits.
+    """
+    arch, _ = LINK_CALLS[os.uname().machine]
+    # (code, jt, jf, k) with jt/jf as labels ("deny", "allow", "limits") or 0 for the next instruction.
+    code: list[tuple[int, object, object, int]] = [(0x20, 0, 0, 4), (0x15, 0, "deny", arch), (0x20, 0, 0, 0)]
+    if arch == 0xC000003E:
+        code.append((0x35, "deny", 0, 0x40000000))  # x32 calls: numbers from bit 30 up
+    code += [(0x15, "deny", 0, number) for number in calls]  # jeq, against the call's number
+    code += [(0x15, "limits", 0, PRLIMIT_CALLS[arch]), (0x06, 0, 0, 0x7FFF0000)]  # allow
+    labels = {"limits": len(code)}
+    code += [(0x20, 0, 0, 16), (0x15, 0, "deny", 0), (0x20, 0, 0, 20), (0x15, "allow", "deny", 0)]  # its pid, both halves 0
+    labels["allow"] = len(code)
+    code.append((0x06, 0, 0, 0x7FFF0000))
+    labels["deny"] = len(code)
+    code.append((0x06, 0, 0, 0x00050000 | 1))  # EPERM
+
+    def jump(at: int, to: object) -> int:
+        return 0 if to == 0 else labels[str(to)] - at - 1
 
     class Instruction(ctypes.Structure):
         _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]
@@ -132,7 +150,8 @@ def _filter(calls: tuple[int, ...], what: str) -> None:
     class Program(ctypes.Structure):
         _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(Instruction))]
 
-    instructions = (Instruction * len(code))(*(Instruction(*i) for i in code))
+    resolved = [Instruction(op, jump(i, jt), jump(i, jf), k) for i, (op, jt, jf, k) in enumerate(code)]
+    instructions = (Instruction * len(code))(*resolved)
     program = Program(len(code), instructions)
     _check(_libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(program), 0, 0), what)
 
@@ -329,16 +348,39 @@ def alone(status: str) -> None:
     _drop_report()  # the waiter above writes it: the namespace's processes hold it not
     # The namespace's first process gets from its namespace only the signals it handles: not this one.
     signal.signal(ORPHANED, signal.SIG_DFL)
+    # The server's signals (a timeout's SIGTERM) reach this process, not the program, which has a
+    # session of its own below: taken one by one, they are passed on to the program's group when
+    # they come from outside the namespace (no sender's id in it), and the program's own ignored.
+    passed = {signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT}
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, passed | {signal.SIGCHLD})
     program = os.fork()
     if program:
         _waiting(status)
         while True:
-            pid, code = os.waitpid(-1, 0)  # the namespace's orphans are this process's to reap
-            if pid == program:
-                os.write(report, code.to_bytes(4, "little"))
-                os._exit(0)
+            info = signal.sigwaitinfo(passed | {signal.SIGCHLD})
+            if info.si_signo != signal.SIGCHLD:
+                if info.si_pid == 0:
+                    try:
+                        os.killpg(program, info.si_signo)
+                    except ProcessLookupError:
+                        pass
+                continue
+            while True:  # the namespace's orphans are this process's to reap
+                try:
+                    pid, code = os.waitpid(-1, os.WNOHANG)
+                except ChildProcessError:
+                    break
+                if pid == 0:
+                    break
+                if pid == program:
+                    os.write(report, code.to_bytes(4, "little"))
+                    os._exit(0)
     os.close(report)
+    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     _hearing(handlers)
+    # A session of its own: what it signals as its process group (kill 0) is its own, never the
+    # group of the processes that wait for it (the server's kill of that group ends the namespace).
+    os.setsid()
 
 
 def kept(status: str) -> None:
@@ -349,33 +391,45 @@ def kept(status: str) -> None:
     """
     _check(_libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), "prctl(PR_SET_CHILD_SUBREAPER)")
     _undumpable()
+    me = os.getpid()
+    try:  # opened before the program runs: nothing it does to this process's limits stops the reading
+        children = os.open(f"/proc/{me}/task/{me}/children", os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:  # a kernel without CONFIG_PROC_CHILDREN: what is left lives on
+        children = -1
     handlers = _deaf()
     program = os.fork()
     if program == 0:
+        if children >= 0:
+            os.close(children)
         _drop_report()
         _hearing(handlers)
         return
     _waiting(status)
     code: int | None = None
-    me = os.getpid()
+    killed: set[bytes] = set()
     while True:
         try:
             pid, ended = os.waitpid(-1, 0)
         except ChildProcessError:
             _end_as(code or 0)
+        killed.discard(str(pid).encode())  # reaped: its number may come back as another's
         if pid == program:
             code = ended
-        if code is not None:  # the program has ended: whatever is left (or reparented since) goes
-            try:
-                with open(f"/proc/{me}/task/{me}/children") as f:
-                    left = f.read().split()
-            except OSError:  # a kernel without CONFIG_PROC_CHILDREN: what is left lives on
-                left = []
-            for each in left:
+        if code is not None and children >= 0:  # the program has ended: whatever is left (or reparented since) goes
+            # Each once: a program that leaves thousands would otherwise be killed again at each reaping.
+            for each in set(_read_all(children).split()) - killed:
+                killed.add(each)
                 try:
                     os.kill(int(each), signal.SIGKILL)
                 except ProcessLookupError:
                     pass
+
+
+def _read_all(fd: int) -> bytes:
+    data = b""
+    while chunk := os.pread(fd, 1 << 16, len(data)):
+        data += chunk
+    return data
 
 
 def _drop_report() -> None:
@@ -443,6 +497,8 @@ def start(ruleset: str, masks: str, status: str, program: str, args: list[str], 
             os.write(int(status), why.encode())
         print(f"fsmcp: {program} was not started: {why}", file=sys.stderr)
         return CANNOT_CONFINE
+    for each in (signal.SIGPIPE, signal.SIGXFSZ):  # Python ignores them, and an ignored signal stays so in the program
+        signal.signal(each, signal.SIG_DFL)
     try:
         if env is None:
             os.execv(program, args)
