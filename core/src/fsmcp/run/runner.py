@@ -143,8 +143,7 @@ class CallRunner:
             else:
                 call, arounds, on_loop = not_now.call, not_now.arounds, not_now.on_loop
             if not arounds:
-                outcome = await self.run(name, arguments, send_progress=send_progress, on_loop=on_loop)
-                return self.format(tool, outcome)
+                return self.format(tool, await self.run(name, arguments, send_progress=send_progress, on_loop=on_loop))
             # The client's view of the roots, its session and the call's audit notes travel in
             # context variables. A wrapper may run the rest of the call in another task (a queue, a
             # timeout helper), whose context holds none of them: the call itself enters them again,
@@ -481,8 +480,6 @@ def _noted(out: Any, notes: list[str]) -> Any:
 # plain implementations itself, in pluggy's order and with its result rules (the first non-None
 # answer for a ``firstresult`` hook, else every non-None answer); it hands the call to pluggy
 # when an implementation is a wrapper, and notices a plugin registered or removed since.
-# :func:`chosen` goes further for a hook whose answering implementation is settled at start
-# (the result format): that one implementation is called alone.
 
 
 class HotHook:
