@@ -127,14 +127,10 @@ def load_toml(path: Path) -> dict[str, Any]:
             raise ConfigError(f"config file {path}: roots must be a list of directories, such as roots = {example}")
         # Relative roots in a config file mean relative to the file, not to wherever fsmcp starts.
         data["roots"] = [_relative_to(path.parent, r) for r in roots]
-    token_file = data.get("token_file")
-    if isinstance(token_file, str):
-        data["token_file"] = _relative_to(path.parent, token_file)
-    journal = data.get("journal")
-    if isinstance(journal, str) and journal not in ("", "off"):
-        data["journal"] = _relative_to(path.parent, journal)
-    if isinstance(data.get("audit_log"), str):
-        data["audit_log"] = _relative_to(path.parent, data["audit_log"])
+    for key in ("token_file", "journal", "audit_log"):
+        value = data.get(key)
+        if isinstance(value, str) and not (key == "journal" and value in ("", "off")):  # the journal's off: no place
+            data[key] = _relative_to(path.parent, value)
     return data
 
 
@@ -174,8 +170,6 @@ def _check(settings: Settings) -> None:
         raise ConfigError("budget must be a whole number of characters, at least 1000")
     if not isinstance(settings.max_file_bytes, int) or settings.max_file_bytes < 1:
         raise ConfigError("max_file_bytes must be a positive whole number")
-    if not isinstance(settings.require_workspace, bool):
-        raise ConfigError("require_workspace must be true or false")
     if settings.transport not in TRANSPORTS:
         raise ConfigError(f"transport must be one of {', '.join(TRANSPORTS)}, not {settings.transport!r}")
     if settings.sandbox not in SANDBOX_MODES:
@@ -194,16 +188,15 @@ def _check(settings: Settings) -> None:
         value = getattr(settings, name)
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise ConfigError(f"{name} must be a positive whole number")
-    if not isinstance(settings.stale_guard, bool):
-        raise ConfigError("stale_guard must be true or false")
     if settings.audit_log is not None and (not isinstance(settings.audit_log, str) or not settings.audit_log):
         raise ConfigError("audit_log must be the path of the file to append the audit log to")
     if not isinstance(settings.audit_log_max_bytes, int) or settings.audit_log_max_bytes < 4096:
         raise ConfigError("audit_log_max_bytes must be a whole number of bytes, at least 4096")
     if not isinstance(settings.audit_log_keep, int) or settings.audit_log_keep < 0:
         raise ConfigError("audit_log_keep must be a whole number of rotated files to keep, 0 or more")
-    if not isinstance(settings.ask_user, bool):
-        raise ConfigError("ask_user must be true or false")
+    for name in ("require_workspace", "stale_guard", "ask_user"):
+        if not isinstance(getattr(settings, name), bool):
+            raise ConfigError(f"{name} must be true or false")
     if not isinstance(settings.ask_timeout, (int, float)) or isinstance(settings.ask_timeout, bool) or not 0 < settings.ask_timeout <= 86400:
         raise ConfigError("ask_timeout must be a number of seconds, more than 0 and at most 86400")
     for name in ("roots", "enable", "disable", "allow_hosts", "allow_origins"):

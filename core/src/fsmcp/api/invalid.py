@@ -55,10 +55,10 @@ def describe_invalid(tool: Tool, exc: ValidationError, sent: Any = None) -> str:
     places = []
     for err in exc.errors(include_url=False):
         if err["type"] == "extra_forbidden":  # the name sent, which no schema holds
-            loc = (*_place(raw, tuple(err["loc"][:-1])), err["loc"][-1])
+            loc = (*_place(raw, tuple(err["loc"][:-1]))[0], err["loc"][-1])
             places.append(loc[:-1])
         else:
-            loc = _place(raw, tuple(err["loc"]))
+            loc = _place(raw, tuple(err["loc"]))[0]
         if loc and loc[0] in called:
             loc = (f"{called[loc[0]]} ({loc[0]})", *loc[1:])
         problems.setdefault(".".join(str(p) for p in loc) or "arguments", []).append(err)
@@ -135,9 +135,10 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 40 else f"{text[:37]}..."
 
 
-def _place(schema: dict[str, Any], loc: tuple[Any, ...]) -> tuple[Any, ...]:
+def _place(schema: dict[str, Any], loc: tuple[Any, ...]) -> tuple[tuple[Any, ...], dict[str, Any] | None]:
     """``loc`` without the union members' tags pydantic puts in it (``str``, ``none``,
-    ``function-after[...]``, a model's class name): the path of names and indexes a client wrote."""
+    ``function-after[...]``, a model's class name): the path of names and indexes a client wrote;
+    and the node of ``schema`` there (None when the walk gets lost)."""
     defs = schema.get("$defs", {})
     node: dict[str, Any] | None = schema
     kept = []
@@ -151,8 +152,8 @@ def _place(schema: dict[str, Any], loc: tuple[Any, ...]) -> tuple[Any, ...]:
         if found is not None or node is None and not _tag_like(part):
             kept.append(part)
             node = found
-        # Else a union member's tag: the same place.
-    return tuple(kept)
+        # Else a union member's tag (pydantic names the model it tried): the same place.
+    return tuple(kept), node
 
 
 def _tag_like(part: str) -> bool:
@@ -161,22 +162,10 @@ def _tag_like(part: str) -> bool:
 
 def _fields_at(schema: dict[str, Any], loc: tuple[Any, ...]) -> list[str] | None:
     """The property names of the object at ``loc`` in ``schema`` (None when the walk gets lost)."""
-    defs = schema.get("$defs", {})
-    node: dict[str, Any] | None = schema
-    for part in loc:
-        if node is None:
-            return None
-        branches = _branches(node, defs)
-        if isinstance(part, int):
-            node = next((b["items"] for b in branches if isinstance(b.get("items"), dict)), None)
-            continue
-        found = next((b["properties"][part] for b in branches if part in b.get("properties", {})), None)
-        if found is not None:
-            node = found
-        # Else a union member's tag (pydantic names the model it tried): the same place.
+    node = _place(schema, loc)[1]
     if node is None:
         return None
-    fields = [name for b in _branches(node, defs) for name in b.get("properties", {})]
+    fields = [name for b in _branches(node, schema.get("$defs", {})) for name in b.get("properties", {})]
     return list(dict.fromkeys(fields)) or None
 
 

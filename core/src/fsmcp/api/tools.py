@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import importlib
 import weakref
-from collections.abc import Awaitable, Callable, Collection
+from collections.abc import Awaitable, Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -313,20 +313,26 @@ def _checked_by_the_server(schema: Any) -> None:
     """A parameter's schema without what the server checks itself and the model need not be told:
     that a list or a text is not empty, that an item refuses unknown fields (a refused field's
     error names the accepted ones), and that a flag is off unless given (what an absent flag means)."""
-    if isinstance(schema, dict):
-        if schema.get("type") == "boolean" and schema.get("default") is False:
-            del schema["default"]
-        if schema.get("minItems") == 1:
-            del schema["minItems"]
-        if schema.get("minLength") == 1:
-            del schema["minLength"]
-        if schema.get("additionalProperties") is False:
-            del schema["additionalProperties"]
-        for value in schema.values():
-            _checked_by_the_server(value)
-    elif isinstance(schema, list):
-        for value in schema:
-            _checked_by_the_server(value)
+    for node in _objects(schema):
+        if node.get("type") == "boolean" and node.get("default") is False:
+            del node["default"]
+        if node.get("minItems") == 1:
+            del node["minItems"]
+        if node.get("minLength") == 1:
+            del node["minLength"]
+        if node.get("additionalProperties") is False:
+            del node["additionalProperties"]
+
+
+def _objects(value: Any) -> Iterator[dict[str, Any]]:
+    """Every object in the JSON value ``value``, each before those inside it (which it may change first)."""
+    if isinstance(value, dict):
+        yield value
+        for item in value.values():
+            yield from _objects(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _objects(item)
 
 
 def _inline_defs(schema: dict[str, Any]) -> None:
@@ -336,19 +342,10 @@ def _inline_defs(schema: dict[str, Any]) -> None:
     if not defs:
         return
     uses: dict[str, int] = {}
-
-    def count(node: Any) -> None:
-        if isinstance(node, dict):
-            ref = node.get("$ref")
-            if isinstance(ref, str) and ref.startswith("#/$defs/"):
-                uses[ref[8:]] = uses.get(ref[8:], 0) + 1
-            for value in node.values():
-                count(value)
-        elif isinstance(node, list):
-            for value in node:
-                count(value)
-
-    count(schema)
+    for node in _objects(schema):
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            uses[ref[8:]] = uses.get(ref[8:], 0) + 1
     once = {name for name, n in uses.items() if n == 1 and not _refers_to(defs[name], name)}
 
     def inline(node: Any) -> Any:
@@ -370,6 +367,4 @@ def _inline_defs(schema: dict[str, Any]) -> None:
 
 
 def _refers_to(node: Any, name: str) -> bool:
-    if isinstance(node, dict):
-        return node.get("$ref") == f"#/$defs/{name}" or any(_refers_to(v, name) for v in node.values())
-    return isinstance(node, list) and any(_refers_to(v, name) for v in node)
+    return any(inner.get("$ref") == f"#/$defs/{name}" for inner in _objects(node))

@@ -69,23 +69,17 @@ REFERENCE_PER_TOOL = 974
 both servers (2026.8.31): the figure a definition's cost is held against."""
 
 
+_SETTINGS = (
+    "read_only", "enable", "disable", "format", "policy", "require_workspace", "budget", "journal", "sandbox", "audit_log",
+    "transport", "host", "port", "token_file", "allow_hosts", "allow_origins",
+)
+"""The settings an option of the same name gives (those of ``serve`` alone are missing elsewhere)."""
+
+
 def settings_from_args(args: argparse.Namespace) -> Settings:
     file_values: dict[str, Any] = load_toml(args.config) if args.config else {}
-    cli_values = {
-        "roots": [*args.roots, *getattr(args, "more_roots", [])],
-        "read_only": args.read_only,
-        "enable": args.enable,
-        "disable": args.disable,
-        "format": args.format,
-        "policy": args.policy,
-        "require_workspace": args.require_workspace,
-        "budget": args.budget,
-        "journal": args.journal,
-        "sandbox": args.sandbox,
-        "audit_log": args.audit_log,
-    }
-    for name in ("transport", "host", "port", "token_file", "allow_hosts", "allow_origins"):
-        cli_values[name] = getattr(args, name, None)
+    cli_values = {name: getattr(args, name, None) for name in _SETTINGS}
+    cli_values["roots"] = [*args.roots, *getattr(args, "more_roots", [])]
     if args.no_ask:
         file_values["ask_user"] = False  # build_settings keeps a file's value over a command line's False
     return build_settings(file_values, cli_values)
@@ -149,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "call":
         return _call(host, args.tool, args.arguments)
-    return _serve(host)
+    return _serve_http(host)
 
 
 def _error(problem: object) -> int:
@@ -187,13 +181,6 @@ def _new_plugin(name: str, parent: Path) -> int:
     for command in next_steps(made):
         print(f"  {command}")
     return 0
-
-
-def _serve(host: Host) -> int:
-    """HTTP (stdio starts in :func:`_serve_stdio`)."""
-    if problem := _unservable(host):
-        return _error(problem)
-    return _serve_http(host, _described(host))
 
 
 def _serve_stdio(settings: Settings) -> int:
@@ -246,9 +233,12 @@ def _programs(host: Host) -> str:
     return f"; {host.sandbox.describe()}" if host.sandbox_notice or any(t.starts_programs for t in host.tools.values()) else ""
 
 
-def _serve_http(host: Host, roots: str) -> int:
+def _serve_http(host: Host) -> int:
+    """HTTP (stdio starts in :func:`_serve_stdio`)."""
     from ..serve.http import HttpSetupError, listen, read_token, serve_http
 
+    if problem := _unservable(host):
+        return _error(problem)
     try:
         token = read_token(host.settings)
         listener = listen(host.settings)
@@ -261,7 +251,7 @@ def _serve_http(host: Host, roots: str) -> int:
             listener.address,
         )
     # Printed once the socket listens: from here on a client's request waits for the app, never fails.
-    console.say(f"serving {len(host.tools)} tools over HTTP at {listener.url} on {roots}{_programs(host)}")
+    console.say(f"serving {len(host.tools)} tools over HTTP at {listener.url} on {_described(host)}{_programs(host)}")
     return _run(serve_http, host, token, listener)
 
 

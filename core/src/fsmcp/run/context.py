@@ -29,23 +29,14 @@ ToolRunner = Callable[..., Awaitable["ToolResult | ToolError"]]
 
 
 class ToolContext:
-    """One call's context: everything of the host a tool may use (docs/writing-plugins.md).
+    """One call's context: everything of the host a tool may use (docs/writing-plugins.md, section 5).
 
     ``fs`` is the only way a tool touches files: the host's file system bound to this call
     (:meth:`fsmcp.paths.fs.FileSystem.for_call`), so that its primitives announce what they change to
-    ``change``, stop when the call is cancelled and count what a quick call opens. ``roots`` is a
-    read-only view of the roots; ``set_workspace`` moves the workspace. ``budget`` is the number of text characters
-    the result may carry. ``options`` is the tool's plugin section of the configuration.
-    A long tool calls ``progress`` now and then and ``check_cancelled`` between steps.
-    ``tools`` are the tools the server offers; ``run_tool`` calls one of them as a client
-    would (validated arguments, the same errors), for tools that compose others.
+    ``change``, stop when the call is cancelled and count what a quick call opens. ``budget`` is the
+    number of text characters the result may carry; ``tools`` are the tools the server offers.
     ``change`` is what this call changes (shared with the call that runs this one, if any), for
     the host; a tool speaks of it through ``hold``, ``declare_transactional`` and ``settle``.
-    ``journal`` is the host's change journal as this call sees it, None when off.
-    ``protected(root)`` is what no tool may read or change under a root (a
-    :class:`fsmcp.paths.protected.ProtectedNames`); ``is_protected(path)`` asks it for one path. A tool
-    that finds files itself (a search, an archive) leaves those out. ``unknown_tool(name)`` is
-    what a call of a tool the server does not offer is told: why, when the operator withheld it.
     """
 
     def __init__(

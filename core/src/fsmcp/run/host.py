@@ -14,7 +14,7 @@ from ..sandbox.programs import Sandbox
 from ..paths.policy import NoPolicy, PathPolicy
 from ..paths.guard import Guard
 from ..paths.locks import FileLocks
-from .plugins import BUILT_IN, PluginError, PluginInfo, collect_tools, load_plugins, offered
+from .plugins import BUILT_IN, PluginError, PluginInfo, collect_tools, load_plugins, offered, withheld
 from ..builtin.journal import NAME as JOURNAL
 from ..api.tools import ToolResult
 from ..paths.roots import Access, LocalRoots, RootSet
@@ -179,18 +179,13 @@ class Host:
         return text
 
     def _why_withheld(self, name: str) -> str | None:
-        s = self.settings
         tool = self.registered.get(name)
         if tool is None:
             return None
-        if s.read_only and not tool.annotations.read_only:
-            return "the server is read-only (--read-only, or read_only = true in the configuration) and this tool changes files"
-        if name in s.disable:
-            return f"it is disabled (--disable {name}, or disable in the configuration)"
-        if s.enable and name not in s.enable and tool.plugin not in s.enable:
-            return f"the server offers only what enable names ({', '.join(s.enable)}), and neither {name} nor its plugin {tool.plugin!r}"
+        if why := withheld(tool, self.settings):
+            return why
         if tool.starts_programs and self.sandbox_notice:
-            return f"it starts programs, and this kernel cannot confine them (sandbox = {s.sandbox}; Landlock is missing)"
+            return f"it starts programs, and this kernel cannot confine them (sandbox = {self.settings.sandbox}; Landlock is missing)"
         return None
 
     def listing(self) -> list[dict[str, Any]]:

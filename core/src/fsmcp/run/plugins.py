@@ -244,18 +244,21 @@ def collect_tools(pm: pluggy.PluginManager, infos: list[PluginInfo], settings: S
 
 
 def offered(tools: dict[str, Tool], settings: Settings) -> dict[str, Tool]:
-    """The tools the operator enabled: ``enable`` (if given) admits, ``disable`` removes.
+    """The tools the operator enabled (:func:`withheld` withholds none of them), sorted by name."""
+    return {name: tool for name, tool in sorted(tools.items()) if withheld(tool, settings) is None}
+
+
+def withheld(tool: Tool, settings: Settings) -> str | None:
+    """Why the operator's settings withhold ``tool``, or None: ``enable`` (if given) admits, ``disable`` removes.
 
     Under ``read_only`` a tool that can only change files is not offered: one that stays (such
     as a batch of reads) registers ``READ_ONLY`` annotations when ``settings.read_only``.
     """
-    enable, disable = set(settings.enable), set(settings.disable)
-
-    def on(tool: Tool) -> bool:
-        if settings.read_only and not tool.annotations.read_only:
-            return False
-        if enable and tool.name not in enable and tool.plugin not in enable:
-            return False
-        return tool.name not in disable and tool.plugin not in disable
-
-    return {name: tool for name, tool in sorted(tools.items()) if on(tool)}
+    enable, name = settings.enable, tool.name
+    if settings.read_only and not tool.annotations.read_only:
+        return "the server is read-only (--read-only, or read_only = true in the configuration) and this tool changes files"
+    if name in settings.disable or tool.plugin in settings.disable:
+        return f"it is disabled (--disable {name}, or disable in the configuration)"
+    if enable and name not in enable and tool.plugin not in enable:
+        return f"the server offers only what enable names ({', '.join(enable)}), and neither {name} nor its plugin {tool.plugin!r}"
+    return None

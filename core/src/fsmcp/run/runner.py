@@ -143,8 +143,7 @@ class CallRunner:
             else:
                 call, arounds, on_loop = not_now.call, not_now.arounds, not_now.on_loop
             if not arounds:
-                outcome = await self.run(name, arguments, send_progress=send_progress, on_loop=on_loop)
-                return self.format(tool, outcome)
+                return self.format(tool, await self.run(name, arguments, send_progress=send_progress, on_loop=on_loop))
             # The client's view of the roots, its session and the call's audit notes travel in
             # context variables. A wrapper may run the rest of the call in another task (a queue, a
             # timeout helper), whose context holds none of them: the call itself enters them again,
@@ -155,10 +154,6 @@ class CallRunner:
                 with in_session(client), self.host.roots.viewing(view), noting(call.notes, call.changed):
                     return await self.run(name, arguments, send_progress=send_progress, on_loop=on_loop)
 
-            # The implementation pluggy calls first is the outermost: it sees the call first.
-            chain: Callable[[], Awaitable[Outcome]] = run
-            for around in reversed(arounds[1:]):
-                chain = partial(around, chain)
             # The outcome is formatted inside the outermost wrapper (the audit log's): a formatter
             # that fails ends the call with the transport's internal error, and the wrapper sees
             # that, not the outcome it would have had.
@@ -170,7 +165,7 @@ class CallRunner:
                 return outcome
 
             with noting(call.notes, call.changed):
-                outcome = await arounds[0](partial(formatting, chain))
+                outcome = await arounds[0](partial(formatting, _chained(arounds[1:], run)))
             if formatted and formatted[0] is outcome:
                 return formatted[1]
         return self.format(tool, outcome)  # the outermost wrapper's own answer (or none)
@@ -190,11 +185,8 @@ class CallRunner:
                 async def run() -> Outcome:
                     return ToolError(ErrorCode.INVALID_PARAMS, message)
 
-                chain: Callable[[], Awaitable[Outcome]] = run
-                for around in reversed(arounds):
-                    chain = partial(around, chain)
                 with noting(call.notes, call.changed):
-                    await chain()
+                    await _chained(arounds, run)()
             except Exception:
                 log.exception("a wrapper (fsmcp_around_call) failed on a tools/call the transport refused")
 
@@ -209,27 +201,14 @@ class CallRunner:
         tool = self.host.tools.get(name)
         if tool is None or not tool.quick or not self.host.local_roots():
             return None
-        try:
-            function = tool.resolve()
-        except Exception:
-            return None  # call() answers with the import's failure
-        if inspect.iscoroutinefunction(function):
-            return None  # quick means a plain function: an async one is awaited by call()
         with in_session(session) as client:
             call = ToolCall(name, arguments, tool, client.id, None)
             if arounds := self._around_unasked(call=call, settings=self.host.settings):
                 return NotNow(call, arounds, True)
-            prepared = self._prepare(tool, arguments, None, None, None)
-            if isinstance(prepared, ToolError):
-                outcome: Outcome = prepared
-            else:
-                try:
-                    out = self._on_loop(function, *prepared)
-                except OffLoop:
-                    return NotNow(call, arounds, False)
-                except Exception as exc:
-                    out = self._failure(tool, exc)
-                outcome = _result(out)
+            try:
+                outcome = _drive(self.run(name, arguments, now=True))
+            except OffLoop:
+                return NotNow(call, arounds, False)
         return self.format(tool, outcome)
 
     def format(self, tool: Tool | None, outcome: Outcome) -> dict[str, Any]:
@@ -251,11 +230,14 @@ class CallRunner:
         budget: int | None = None,
         on_loop: bool = True,
         caller: ToolContext | None = None,
+        now: bool = False,
     ) -> Outcome:
         """Validate the arguments and run the tool ``name``; returns its result or the ToolError it met.
 
         A quick tool runs on the event loop when ``on_loop`` and the roots allow (:attr:`Tool.quick`).
-        ``caller``: the call that runs this one (a batch's step adds to its caller's change)."""
+        ``caller``: the call that runs this one (a batch's step adds to its caller's change).
+        ``now``: :meth:`call_now`'s run, which never waits: it raises :class:`OffLoop` where a
+        worker thread or the tool's coroutine would be awaited."""
         tool = self.host.tools.get(name)
         if tool is None:
             return ToolError(ErrorCode.INVALID_PARAMS, self.host.unknown_tool(name))
@@ -270,11 +252,15 @@ class CallRunner:
         try:
             function = tool.resolve()
             if inspect.iscoroutinefunction(function):
+                if now:
+                    raise OffLoop
                 out = await self._steps(function, args, ctx, own, AWAITED)
             elif on_loop and tool.quick and self.host.local_roots():
                 try:
                     out = self._on_loop(function, args, ctx, own)
                 except OffLoop:
+                    if now:
+                        raise
                     out = await self._in_worker(function, args, ctx, own)
             else:
                 out = await self._in_worker(function, args, ctx, own)
@@ -282,6 +268,8 @@ class CallRunner:
             ctx.cancel()  # the abandoned worker thread sees it at its next check
             raise
         except Exception as exc:
+            if now and isinstance(exc, OffLoop):
+                raise
             return self._failure(tool, exc)
         return _result(out)
 
@@ -452,6 +440,13 @@ def _drive(steps: Coroutine[Any, Any, Any]) -> Any:
     raise RuntimeError("a call's steps waited on the inline road")
 
 
+def _chained(arounds: list[Around], run: Callable[[], Awaitable[Outcome]]) -> Callable[[], Awaitable[Outcome]]:
+    """``run`` inside the wrappers ``arounds``: the implementation pluggy calls first is the outermost, it sees the call first."""
+    for around in reversed(arounds):
+        run = partial(around, run)
+    return run
+
+
 def _result(out: Any) -> Any:
     return ToolResult.text(out) if isinstance(out, str) else out
 
@@ -485,8 +480,6 @@ def _noted(out: Any, notes: list[str]) -> Any:
 # plain implementations itself, in pluggy's order and with its result rules (the first non-None
 # answer for a ``firstresult`` hook, else every non-None answer); it hands the call to pluggy
 # when an implementation is a wrapper, and notices a plugin registered or removed since.
-# :func:`chosen` goes further for a hook whose answering implementation is settled at start
-# (the result format): that one implementation is called alone.
 
 
 class HotHook:
