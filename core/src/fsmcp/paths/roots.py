@@ -671,7 +671,8 @@ a system call for it every time."""
 _OCTAL = re.compile(r"\\([0-7]{3})")
 
 
-def _mount_field(field: str) -> str:
+def mount_field(field: str) -> str:
+    """A path field of ``mountinfo``, which writes a space, a tab, a newline and a backslash as \\040, \\011, \\012, \\134."""
     return _OCTAL.sub(lambda m: chr(int(m.group(1), 8)), field)
 
 
@@ -684,7 +685,7 @@ def mount_table(text: str) -> list[tuple[str, str]]:
             continue
         sep = fields.index("-")
         if len(fields) > sep + 1 and len(fields) > 4:
-            table.append((_mount_field(fields[4]), fields[sep + 1]))
+            table.append((mount_field(fields[4]), fields[sep + 1]))
     return table
 
 

@@ -66,12 +66,7 @@ def temp_name(name: str) -> str:
 def place(journal: Path | None = None) -> Path:
     """Where the ledgers live: ``temporaries`` in the journal's directory (checked at start as
     the journal is), else ``$XDG_STATE_HOME/fsmcp/temporaries`` (the XDG rule for the default)."""
-    if journal is not None:
-        return journal / "temporaries"
-    base = os.environ.get("XDG_STATE_HOME", "")
-    if not os.path.isabs(base):
-        base = os.path.expanduser("~/.local/state")
-    return Path(base) / "fsmcp" / "temporaries"
+    return journal / "temporaries" if journal is not None else state.state_home() / "fsmcp" / "temporaries"
 
 
 def prepare(roots: Iterable[Path], journal: Path | None = None) -> Path:
