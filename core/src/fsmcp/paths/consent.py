@@ -7,10 +7,8 @@ the user is asked about its path (allow once / deny), and the call runs again wi
 the user allowed let through, for that call only. Only read-only tools ask: a tool that
 changes files would carry what it read into a file that outlives the call.
 
-An answer is about a file, not a name: the file found at the path when the refusal was met (its
-device and inode) is the one let through. A file moved or swapped in at that path while the user
-was being asked is refused, whether the tool opens it (:meth:`Consent.opened`) or a program it starts
-would read it (:meth:`Consent.unhidden`).
+An answer is about a file, not a name (docs/security.md): a file swapped in at the path while the
+user was asked is refused, by :meth:`Consent.opened` and :meth:`Consent.unhidden`.
 """
 
 from __future__ import annotations

@@ -29,19 +29,10 @@ from ..api.errors import ErrorCode, ToolError
 
 # -- file names in output and from clients -------------------------------------------------
 
-# How a file name is written in anything the server says, and read back when a client gives it.
-#
-# One rule for every tool, so a name copied from any output reaches the file:
-#
-# - a byte that is not UTF-8 (held by Python as a lone surrogate) is ``\xNN`` (NN ≥ 80);
-# - a control character is ``\xNN`` below 0x80 (newline ``\x0a``, DEL ``\x7f``), else ``\uNNNN``
-#   (C1 controls, the line and paragraph separators, the bidirectional overrides), so a name can
-#   neither break a line of output nor reorder what is shown around it;
-# - a backslash that would otherwise read as one of these escapes (``\x…``, ``\u…``, ``\\``)
-#   is doubled.
-#
-# :func:`given` undoes exactly that, for every path a tool receives; a backslash in any other
-# place is kept as written.
+# How a file name is written in anything the server says (:func:`shown`), and read back when a
+# client gives it (:func:`given`): one rule for every tool, so that a name copied from any output
+# reaches the file, and a name can neither break a line of output nor reorder what is shown
+# around it. The rule is docs/tools/README.md's table of escapes.
 
 
 _BIDI = {*range(0x202A, 0x202F), *range(0x2066, 0x206A)}
