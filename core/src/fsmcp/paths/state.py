@@ -66,15 +66,20 @@ def prepare(settings: Settings, roots: Iterable[Path]) -> None:
         return
     real = Path(os.path.realpath(directory))
     fix = 'set journal = DIR (--journal DIR) to a directory outside every root, or journal = "off" to keep no journal'
+    apart(real, roots, "the change journal", fix, "tools would reach the copies it keeps")
+    private_dir(real, "the change journal", fix, "plant changes that an undo would write into the roots", "the copies")
+
+
+def apart(real: Path, roots: Iterable[Path], what: str, fix: str, risk: str) -> None:
+    """Refuse (ValueError) a place of the server's state that a root reaches (in, around, through a mount): ``risk`` says why."""
     found = mounts()
     for root in roots:
         if real == root or real.is_relative_to(root):
-            raise ValueError(f"the change journal {real} lies inside the root {root}, where tools would reach the copies it keeps; {fix}")
+            raise ValueError(f"{what} {real} lies inside the root {root}, where {risk}; {fix}")
         if root == real or root.is_relative_to(real):
-            raise ValueError(f"the root {root} lies inside the change journal {real}; {fix}")
+            raise ValueError(f"the root {root} lies inside {what} {real}; {fix}")
         if meet(found, real, root):
-            raise ValueError(f"the change journal {real} and the root {root} are one place through a mount (a bind mount shows a directory under a second name), where tools would reach the copies it keeps; {fix}")
-    private_dir(real, "the change journal", fix, "plant changes that an undo would write into the roots", "the copies")
+            raise ValueError(f"{what} {real} and the root {root} are one place through a mount (a bind mount shows a directory under a second name), where {risk}; {fix}")
 
 
 # -- one place under two names ------------------------------------------------------------------

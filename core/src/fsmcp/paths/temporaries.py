@@ -66,14 +66,11 @@ def prepare(roots: Iterable[Path], journal: Path | None = None) -> Path:
 
     A ledger tells the next start what to delete: a client that could write one through a
     root, or another user who could write the place, would choose what a start deletes."""
-    directory = place(journal)
-    real = Path(os.path.realpath(directory))
+    real = Path(os.path.realpath(place(journal)))
     fix = "set XDG_STATE_HOME to a directory of this user's outside every root" if journal is None else "set journal = DIR outside every root"
-    mounts = state.mounts()
-    for root in roots:
-        if real == root or real.is_relative_to(root) or root.is_relative_to(real) or state.meet(mounts, real, root):
-            raise ValueError(f"the ledger of the server's temporary files, {real}, and the root {root} overlap; {fix}")
-    private_dir(real, "the ledger of the server's temporary files", fix, "choose what a start deletes")
+    what = "the ledger of the server's temporary files"
+    state.apart(real, roots, what, fix, "a client could write a ledger and choose what a start deletes")
+    private_dir(real, what, fix, "choose what a start deletes")
     return real
 
 
