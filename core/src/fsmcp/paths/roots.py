@@ -295,15 +295,13 @@ class RootSet:
 
     def set_workspace(self, raw: str) -> Path:
         """Make ``raw`` (a directory inside the usable roots) the current client's workspace."""
-        view = self.view
-        if view.refusal:
-            raise ToolError(ErrorCode.ACCESS_DENIED, view.refusal)
+        self.check_usable()
         real = self.confine(raw, Access.READ, True).path
         if not real.exists():
             raise ToolError(ErrorCode.NOT_FOUND, f"{echoed(raw)} does not exist; give an existing directory (create_directory makes one)")
         if not real.is_dir():
             raise ToolError(ErrorCode.NOT_DIRECTORY, f"{echoed(raw)} is not a directory; the workspace must be one (the file's parent, say)")
-        view.workspace, view.chosen = real, True
+        self.view.workspace, self.view.chosen = real, True
         return real
 
     def narrow(self, view: View, uris: list[object]) -> list[str]:

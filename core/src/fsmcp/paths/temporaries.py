@@ -348,8 +348,7 @@ def _directory(r: dict[str, Any]) -> Iterator[int | None]:
                 fd = nxt
             st = os.fstat(fd)
             if (st.st_dev, st.st_ino) != (dev, ino):
-                os.close(fd)
-                fd = None
+                raise NotADirectoryError(path)  # another directory now: not the one recorded
         except OSError:
             if fd is not None:
                 os.close(fd)
