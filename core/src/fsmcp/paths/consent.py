@@ -51,13 +51,8 @@ Ask = Callable[[str, dict[str, Any]], Awaitable[Any]]
 
 
 class Refusal(str):
-    """A reason :func:`fsmcp_check_path` returns to refuse, which may also be put to the user.
-
-    ``Refusal("the file is protected by the secrets policy ...", ask="The agent wants to read
-    .env")`` refuses like the plain string, and lets the host ask the user ``ask`` where the
-    client can answer (MCP elicitation) and the operator allows asking; an accepted answer lets
-    exactly that path through for that one call. ``ask=None`` is a plain refusal.
-    """
+    """A reason :func:`fsmcp_check_path` returns to refuse, which may also be put to the user
+    (``ask``; None: a plain refusal). When the user is asked: docs/hooks.md (``fsmcp_check_path``)."""
 
     ask: str | None
 

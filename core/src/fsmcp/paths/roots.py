@@ -469,14 +469,11 @@ def root_path(uri: object) -> Path:
 
 # -- reaching a resolved path --------------------------------------------------------------
 
-# Reaching a resolved path from its root's open descriptor, one real directory at a time.
-#
-# The path policy answers with a path; between that answer and the use, any directory on the way
-# may be swapped for a symbolic link to somewhere else. So nothing here asks the kernel to follow
-# a link: each component is opened with ``O_NOFOLLOW`` relative to the one before it, starting
-# from a descriptor of the root opened once, at start-up. A link met on the way is read here and
-# its target goes back through the path policy, as if the client had named it; a swap can make
-# an operation fail or land elsewhere inside the roots, never outside them.
+# Reaching a resolved path from its root's open descriptor, one real directory at a time, never
+# asking the kernel to follow a link: between the policy's answer and the use, any directory on
+# the way may be swapped for a symbolic link. A link met is read here and its target goes back
+# through the path policy (docs/threat-model.md: a swap can make an operation fail or land
+# elsewhere inside the roots, never outside them).
 
 
 Resolver = Callable[[str, Access, bool], ResolvedPath]
