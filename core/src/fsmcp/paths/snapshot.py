@@ -109,7 +109,9 @@ class Snapshot:
             if record.left is not _UNSET and node != record.left:
                 # Someone else changed it since the call did: their change is what the call now
                 # changes, so that is what a rollback puts back (and says it kept).
-                self._forget(record)
+                if record.copy is not None:
+                    with self._opened() as store:
+                        dirfd.remove_quietly(store, record.copy)
                 record = self._records[p.path] = self._save(p, whole, node)
                 record.others = True
             record.was_dir = _is_dir(node)
@@ -289,11 +291,6 @@ class Snapshot:
         with self._conf.at(p) as place, self._opened() as store:
             dirfd.copy_node(place.fd, place.name, store, copy, self._check_cancelled)
         return _Record(p, copy)
-
-    def _forget(self, record: _Record) -> None:
-        if record.copy is not None:
-            with self._opened() as store:
-                dirfd.remove_quietly(store, record.copy)
 
     def _node(self, p: ResolvedPath) -> tuple[object, ...] | None:
         """What is at ``p`` now: which node and its mode, and for a file or link its size and
