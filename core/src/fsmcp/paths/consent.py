@@ -7,10 +7,8 @@ the user is asked about its path (allow once / deny), and the call runs again wi
 the user allowed let through, for that call only. Only read-only tools ask: a tool that
 changes files would carry what it read into a file that outlives the call.
 
-An answer is about a file, not a name: the file found at the path when the refusal was met (its
-device and inode) is the one let through. A file moved or swapped in at that path while the user
-was being asked is refused, whether the tool opens it (:meth:`Consent.opened`) or a program it starts
-would read it (:meth:`Consent.unhidden`).
+An answer is about a file, not a name (docs/security.md): a file swapped in at the path while the
+user was asked is refused, by :meth:`Consent.opened` and :meth:`Consent.unhidden`.
 """
 
 from __future__ import annotations
@@ -53,13 +51,8 @@ Ask = Callable[[str, dict[str, Any]], Awaitable[Any]]
 
 
 class Refusal(str):
-    """A reason :func:`fsmcp_check_path` returns to refuse, which may also be put to the user.
-
-    ``Refusal("the file is protected by the secrets policy ...", ask="The agent wants to read
-    .env")`` refuses like the plain string, and lets the host ask the user ``ask`` where the
-    client can answer (MCP elicitation) and the operator allows asking; an accepted answer lets
-    exactly that path through for that one call. ``ask=None`` is a plain refusal.
-    """
+    """A reason :func:`fsmcp_check_path` returns to refuse, which may also be put to the user
+    (``ask``; None: a plain refusal). When the user is asked: docs/hooks.md (``fsmcp_check_path``)."""
 
     ask: str | None
 

@@ -124,8 +124,7 @@ def check_length(path: Path) -> None:
         return
     size = len(os.fsencode(text))
     if size >= PATH_MAX:
-        shown = text
-        shown = shown[:60] + "..." + shown[-20:] if len(shown) > 90 else shown
+        shown = text[:60] + "..." + text[-20:] if len(text) > 90 else text
         raise ToolError(
             ErrorCode.INVALID_PARAMS,
             f"the path {shown} is {size:,} bytes long, past the system's limit of {PATH_MAX - 1:,} (PATH_MAX); use a shorter path",

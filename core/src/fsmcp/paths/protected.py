@@ -1,16 +1,9 @@
 """Protected names: gitignore-style globs matched against paths relative to a root.
 
 The set every tool and every program the server starts must keep away from (``.env``, private
-keys, credentials), as the ``fsmcp_protected_globs`` implementations list it for one root.
-
-Rules, as in ``.gitignore``: a pattern without ``/`` matches a name at any depth; a pattern with
-``/`` is anchored to the root (``**/`` matches any number of directories; a leading ``/`` is
-dropped); ``!pattern`` re-includes what an earlier pattern matched, the last matching pattern
-deciding; a matched directory protects everything under it (and ``!`` cannot undo that for a
-child, as git cannot re-include a file of an ignored directory); a trailing ``/`` is ignored.
-
-Both sides are compared after Unicode NFKC normalisation and case folding, so ``.ENV``, a
-fullwidth ``．ｅｎｖ`` or a decomposed (NFD) spelling of a protected name matches it too.
+keys, credentials), as the ``fsmcp_protected_globs`` implementations list it for one root. The
+rules are docs/hooks.md's (``fsmcp_protected_globs``); as git cannot re-include a file of an
+ignored directory, ``!`` cannot undo a matched directory's protection for a child.
 """
 
 from __future__ import annotations

@@ -29,19 +29,10 @@ from ..api.errors import ErrorCode, ToolError
 
 # -- file names in output and from clients -------------------------------------------------
 
-# How a file name is written in anything the server says, and read back when a client gives it.
-#
-# One rule for every tool, so a name copied from any output reaches the file:
-#
-# - a byte that is not UTF-8 (held by Python as a lone surrogate) is ``\xNN`` (NN ≥ 80);
-# - a control character is ``\xNN`` below 0x80 (newline ``\x0a``, DEL ``\x7f``), else ``\uNNNN``
-#   (C1 controls, the line and paragraph separators, the bidirectional overrides), so a name can
-#   neither break a line of output nor reorder what is shown around it;
-# - a backslash that would otherwise read as one of these escapes (``\x…``, ``\u…``, ``\\``)
-#   is doubled.
-#
-# :func:`given` undoes exactly that, for every path a tool receives; a backslash in any other
-# place is kept as written.
+# How a file name is written in anything the server says (:func:`shown`), and read back when a
+# client gives it (:func:`given`): one rule for every tool, so that a name copied from any output
+# reaches the file, and a name can neither break a line of output nor reorder what is shown
+# around it. The rule is docs/tools/README.md's table of escapes.
 
 
 _BIDI = {*range(0x202A, 0x202F), *range(0x2066, 0x206A)}
@@ -304,15 +295,13 @@ class RootSet:
 
     def set_workspace(self, raw: str) -> Path:
         """Make ``raw`` (a directory inside the usable roots) the current client's workspace."""
-        view = self.view
-        if view.refusal:
-            raise ToolError(ErrorCode.ACCESS_DENIED, view.refusal)
+        self.check_usable()
         real = self.confine(raw, Access.READ, True).path
         if not real.exists():
             raise ToolError(ErrorCode.NOT_FOUND, f"{echoed(raw)} does not exist; give an existing directory (create_directory makes one)")
         if not real.is_dir():
             raise ToolError(ErrorCode.NOT_DIRECTORY, f"{echoed(raw)} is not a directory; the workspace must be one (the file's parent, say)")
-        view.workspace, view.chosen = real, True
+        self.view.workspace, self.view.chosen = real, True
         return real
 
     def narrow(self, view: View, uris: list[object]) -> list[str]:
@@ -480,14 +469,11 @@ def root_path(uri: object) -> Path:
 
 # -- reaching a resolved path --------------------------------------------------------------
 
-# Reaching a resolved path from its root's open descriptor, one real directory at a time.
-#
-# The path policy answers with a path; between that answer and the use, any directory on the way
-# may be swapped for a symbolic link to somewhere else. So nothing here asks the kernel to follow
-# a link: each component is opened with ``O_NOFOLLOW`` relative to the one before it, starting
-# from a descriptor of the root opened once, at start-up. A link met on the way is read here and
-# its target goes back through the path policy, as if the client had named it; a swap can make
-# an operation fail or land elsewhere inside the roots, never outside them.
+# Reaching a resolved path from its root's open descriptor, one real directory at a time, never
+# asking the kernel to follow a link: between the policy's answer and the use, any directory on
+# the way may be swapped for a symbolic link. A link met is read here and its target goes back
+# through the path policy (docs/threat-model.md: a swap can make an operation fail or land
+# elsewhere inside the roots, never outside them).
 
 
 Resolver = Callable[[str, Access, bool], ResolvedPath]
@@ -671,7 +657,8 @@ a system call for it every time."""
 _OCTAL = re.compile(r"\\([0-7]{3})")
 
 
-def _mount_field(field: str) -> str:
+def mount_field(field: str) -> str:
+    """A path field of ``mountinfo``, which writes a space, a tab, a newline and a backslash as \\040, \\011, \\012, \\134."""
     return _OCTAL.sub(lambda m: chr(int(m.group(1), 8)), field)
 
 
@@ -684,7 +671,7 @@ def mount_table(text: str) -> list[tuple[str, str]]:
             continue
         sep = fields.index("-")
         if len(fields) > sep + 1 and len(fields) > 4:
-            table.append((_mount_field(fields[4]), fields[sep + 1]))
+            table.append((mount_field(fields[4]), fields[sep + 1]))
     return table
 
 

@@ -103,18 +103,19 @@ class Snapshot:
         saved already, and note the missing directories above it that the primitive may make.
         ``whole``: a directory there may go as a whole (it is copied, tree and all).
         Returns the paths to look at again when the primitive has returned."""
+        node = self._node(p)
         record = self._records.get(p.path)
         if record is not None:
-            node = self._node(p)
             if record.left is not _UNSET and node != record.left:
                 # Someone else changed it since the call did: their change is what the call now
                 # changes, so that is what a rollback puts back (and says it kept).
-                self._forget(record)
+                if record.copy is not None:
+                    with self._opened() as store:
+                        dirfd.remove_quietly(store, record.copy)
                 record = self._records[p.path] = self._save(p, whole, node)
                 record.others = True
             record.was_dir = _is_dir(node)
             return [p]
-        node = self._node(p)
         record = self._records[p.path] = self._save(p, whole, node)
         record.was_dir = _is_dir(node)
         chain = [p]
@@ -178,12 +179,8 @@ class Snapshot:
     def restore(self, kept: set[Path] | None = None) -> None:
         """Take back what the call changed, but where someone else changed it since (``kept``, by
         default :meth:`changed`; putting it back would destroy their work, which nothing records).
-        What the call left is removed (a directory it made only once empty: another session's
-        file in it stays, and so does the directory), then what was there is put back. A path
-        where the call moved a kept path's content stays too (:attr:`stayed`): it holds the only
-        copy of it. Then the copies are forgotten, but those of the paths not put back: what was
-        there before the call may be nowhere else, so they are kept for good (:attr:`kept_copies`).
-        :attr:`kept` names what was left for others.
+        What the call left is removed (a directory it made only once empty), then what was there
+        is put back; docs/writing-plugins.md (``snapshot``) says what stays and which copies are kept.
 
         Raises OSError when a path could not be put back; the copies are then kept.
         """
@@ -294,11 +291,6 @@ class Snapshot:
         with self._conf.at(p) as place, self._opened() as store:
             dirfd.copy_node(place.fd, place.name, store, copy, self._check_cancelled)
         return _Record(p, copy)
-
-    def _forget(self, record: _Record) -> None:
-        if record.copy is not None:
-            with self._opened() as store:
-                dirfd.remove_quietly(store, record.copy)
 
     def _node(self, p: ResolvedPath) -> tuple[object, ...] | None:
         """What is at ``p`` now: which node and its mode, and for a file or link its size and

@@ -7,11 +7,11 @@ Apart from :mod:`fsmcp.builtin.journal` so that a start answered from the tool-l
 from __future__ import annotations
 
 import os
-import re
 import stat as stat_mod
 from collections.abc import Iterable
 from pathlib import Path
 
+from .roots import mount_field
 from ..api.config import Settings
 
 JOURNAL = "fsmcp.journal"
@@ -35,21 +35,21 @@ def state_home() -> Path:
     return Path(base)
 
 
+def kept(settings: Settings) -> Path | None:
+    """The journal's directory when there is a journal (the setting not ``off``, the plugin not disabled)."""
+    return None if JOURNAL in settings.disable else journal_dir(settings.journal)
+
+
 def unfinished(settings: Settings) -> bool:
     """Whether the journal holds something of a call cut short (or still running in another
     process): the start then loads the host, whose journal finishes it before serving."""
-    directory = journal_dir(settings.journal)
-    if directory is None or JOURNAL in settings.disable:
+    directory = kept(settings)
+    if directory is None:
         return False
     try:
         return any(not name.endswith(".lock") for name in os.listdir(directory / "pending"))
     except OSError:
         return False
-
-
-def kept(settings: Settings) -> Path | None:
-    """The journal's directory when there is a journal (the setting not ``off``, the plugin not disabled)."""
-    return None if JOURNAL in settings.disable else journal_dir(settings.journal)
 
 
 def prepare(settings: Settings, roots: Iterable[Path]) -> None:
@@ -61,20 +61,25 @@ def prepare(settings: Settings, roots: Iterable[Path]) -> None:
     protects: a root must not hold it (nor it a root). Anyone who can write it decides what an
     undo writes into the roots: it must be this user's alone, and so must the directories above.
     """
-    directory = journal_dir(settings.journal)
-    if directory is None or JOURNAL in settings.disable:
+    directory = kept(settings)
+    if directory is None:
         return
     real = Path(os.path.realpath(directory))
     fix = 'set journal = DIR (--journal DIR) to a directory outside every root, or journal = "off" to keep no journal'
+    apart(real, roots, "the change journal", fix, "tools would reach the copies it keeps")
+    private_dir(real, "the change journal", fix, "plant changes that an undo would write into the roots", "the copies")
+
+
+def apart(real: Path, roots: Iterable[Path], what: str, fix: str, risk: str) -> None:
+    """Refuse (ValueError) a place of the server's state that a root reaches (in, around, through a mount): ``risk`` says why."""
     found = mounts()
     for root in roots:
         if real == root or real.is_relative_to(root):
-            raise ValueError(f"the change journal {real} lies inside the root {root}, where tools would reach the copies it keeps; {fix}")
+            raise ValueError(f"{what} {real} lies inside the root {root}, where {risk}; {fix}")
         if root == real or root.is_relative_to(real):
-            raise ValueError(f"the root {root} lies inside the change journal {real}; {fix}")
+            raise ValueError(f"the root {root} lies inside {what} {real}; {fix}")
         if meet(found, real, root):
-            raise ValueError(f"the change journal {real} and the root {root} are one place through a mount (a bind mount shows a directory under a second name), where tools would reach the copies it keeps; {fix}")
-    private_dir(real, "the change journal", fix, "plant changes that an undo would write into the roots", "the copies")
+            raise ValueError(f"{what} {real} and the root {root} are one place through a mount (a bind mount shows a directory under a second name), where {risk}; {fix}")
 
 
 # -- one place under two names ------------------------------------------------------------------
@@ -95,13 +100,8 @@ def mounts() -> list[tuple[str, str, str]]:
     for line in lines:
         fields = line.split(" ")
         if len(fields) > 4:
-            found.append((fields[2], _unescaped(fields[3]), _unescaped(fields[4])))
+            found.append((fields[2], mount_field(fields[3]), mount_field(fields[4])))
     return found
-
-
-def _unescaped(field: str) -> str:
-    # mountinfo writes a space, a tab, a newline and a backslash in a path as \040, \011, \012, \134.
-    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
 
 
 def _places(mounts: list[tuple[str, str, str]], path: Path) -> list[tuple[str, str]]:

@@ -1,20 +1,12 @@
 """The server's temporary names inside the roots, and removing those of a server that died.
 
-A temporary name (an atomic write's file, a copy's or an undo's staging, something set aside
-to be replaced or deleted) is written to the process's ledger before it is made, with the
-identity of its directory, and completed once it is gone. A server killed midway leaves its
-ledger behind; the next start (:func:`sweep`) reads every ledger whose writer is dead and
-removes what it lists, checking each name against what was recorded. A user's file is never
-taken for one: the name must be one :func:`temp_name` makes (48 random bits), in the
-very directory recorded (device and inode), of the recorded inode where it was recorded, and
-made by this user where only its name was.
-
-The ledgers live in the journal's directory (``temporaries/``), or with the journal off in
-``$XDG_STATE_HOME/fsmcp/temporaries`` (0700, this user's, outside every root), one per process, held under ``flock`` for the process's life: a ledger whose lock can be
-taken is a dead process's, whatever its pid became. Lines are appended with one ``write`` and
-not fsynced: a process's death loses nothing the kernel has, and the temporaries themselves
-are not made durable before their rename either. The ledger is emptied when nothing is
-pending and it has grown past 64 KiB, and rewritten with the pending lines alone past 1 MiB.
+Each temporary name is written to the process's ledger (held under ``flock`` for the process's
+life) before it is made, and completed once it is gone; the next start (:func:`sweep`) removes
+what a dead process's ledger lists, where the name is still what was recorded: the rules, the
+ledger's place and their cost are in docs/security.md ("Nothing left behind after a crash") and
+docs/threat-model.md. Lines are appended with one ``write`` and not fsynced: a process's death
+loses nothing the kernel has. The ledger is emptied when nothing is pending and it has grown
+past 64 KiB, and rewritten with the pending lines alone past 1 MiB.
 """
 
 from __future__ import annotations
@@ -66,12 +58,7 @@ def temp_name(name: str) -> str:
 def place(journal: Path | None = None) -> Path:
     """Where the ledgers live: ``temporaries`` in the journal's directory (checked at start as
     the journal is), else ``$XDG_STATE_HOME/fsmcp/temporaries`` (the XDG rule for the default)."""
-    if journal is not None:
-        return journal / "temporaries"
-    base = os.environ.get("XDG_STATE_HOME", "")
-    if not os.path.isabs(base):
-        base = os.path.expanduser("~/.local/state")
-    return Path(base) / "fsmcp" / "temporaries"
+    return journal / "temporaries" if journal is not None else state.state_home() / "fsmcp" / "temporaries"
 
 
 def prepare(roots: Iterable[Path], journal: Path | None = None) -> Path:
@@ -79,14 +66,11 @@ def prepare(roots: Iterable[Path], journal: Path | None = None) -> Path:
 
     A ledger tells the next start what to delete: a client that could write one through a
     root, or another user who could write the place, would choose what a start deletes."""
-    directory = place(journal)
-    real = Path(os.path.realpath(directory))
+    real = Path(os.path.realpath(place(journal)))
     fix = "set XDG_STATE_HOME to a directory of this user's outside every root" if journal is None else "set journal = DIR outside every root"
-    mounts = state.mounts()
-    for root in roots:
-        if real == root or real.is_relative_to(root) or root.is_relative_to(real) or state.meet(mounts, real, root):
-            raise ValueError(f"the ledger of the server's temporary files, {real}, and the root {root} overlap; {fix}")
-    private_dir(real, "the ledger of the server's temporary files", fix, "choose what a start deletes")
+    what = "the ledger of the server's temporary files"
+    state.apart(real, roots, what, fix, "a client could write a ledger and choose what a start deletes")
+    private_dir(real, what, fix, "choose what a start deletes")
     return real
 
 
@@ -249,10 +233,9 @@ def move(src_fd: int, src: str, dst_fd: int, dst: str, staging: int) -> int:
 
     Once the copy is in place the move is finished after a crash, the source taken away; before,
     the copy is removed and the source stays. Returns the number :meth:`Ledger.done` takes."""
-    d = where(dst_fd)
     return LEDGER.note(
         {"t": "move", **where(src_fd), "name": src, **_identity(src_fd, src),
-         "to": {"dir": d["dir"], "ddev": d["ddev"], "dino": d["dino"], "name": dst}, "staging": staging}
+         "to": {**where(dst_fd), "name": dst}, "staging": staging}
     )  # fmt: skip
 
 
@@ -365,8 +348,7 @@ def _directory(r: dict[str, Any]) -> Iterator[int | None]:
                 fd = nxt
             st = os.fstat(fd)
             if (st.st_dev, st.st_ino) != (dev, ino):
-                os.close(fd)
-                fd = None
+                raise NotADirectoryError(path)  # another directory now: not the one recorded
         except OSError:
             if fd is not None:
                 os.close(fd)
