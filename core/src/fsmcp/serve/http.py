@@ -29,7 +29,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 
 from ..api.config import Settings
 from .server import build_server
-from .stdio import STOP_GRACE
+from .stdio import INVALID_REQUEST, PARSE_ERROR, STOP_GRACE
 from ..api.jsontext import TOO_DEEP, too_deep
 from .wire import max_message_bytes
 
@@ -57,11 +57,6 @@ BURST_GAP = 10.0
 """Seconds without a refusal that end a burst of them (each burst is logged once)."""
 DESCRIPTORS_PER_REQUEST = 2
 """A request's connection, and what its call opens meanwhile."""
-
-
-def body_limit(settings: Settings) -> int:
-    """The largest request body: the longest message, as over stdio."""
-    return max_message_bytes(settings.max_file_bytes)
 
 
 def request_limit() -> int:
@@ -286,7 +281,6 @@ def _digest(token: str) -> bytes:
     return hashlib.sha256(token.encode("utf-8", "surrogateescape")).digest()
 
 
-PARSE_ERROR, INVALID_REQUEST = -32700, -32600
 SERVER_BUSY = -32000
 """JSON-RPC's range for a server's own errors: this one, too many requests at once."""
 
@@ -342,7 +336,7 @@ def app_for(host: Host, token: str, listener: Listener) -> Gate:
         enable_dns_rebinding_protection=True, allowed_hosts=listener.hosts, allowed_origins=listener.origins
     )
     server = build_server(host)
-    max_body = body_limit(host.settings)
+    max_body = max_message_bytes(host.settings.max_file_bytes)  # the longest message, as over stdio
     sessions = host.settings.max_sessions
     app = server.streamable_http_app(streamable_http_path=PATH, transport_security=security, max_request_body_size=max_body, max_sessions=sessions)
     logging.getLogger("mcp.server.streamable_http_manager").addFilter(_SessionsRefused())

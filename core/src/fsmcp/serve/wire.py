@@ -194,7 +194,6 @@ class Lines(asyncio.Protocol):
     """
 
     def __init__(self, limit: int, pause_bytes: int = PAUSE_BYTES):
-        self._loop = asyncio.get_running_loop()  # made by connect_read_pipe, on the loop
         self._limit = limit
         self._pause_bytes = pause_bytes
         self._buffer = bytearray()
@@ -203,7 +202,7 @@ class Lines(asyncio.Protocol):
         again from its start at every read."""
         self._dropping = False
         self._eof = False
-        self._waiter: asyncio.Future[None] | None = None
+        self._arrived = asyncio.Event()
         self._transport: asyncio.ReadTransport | None = None
         self._paused = False
 
@@ -220,19 +219,15 @@ class Lines(asyncio.Protocol):
         if len(self._buffer) > self._pause_bytes and self._transport is not None and not self._paused:
             self._transport.pause_reading()
             self._paused = True
-        self._wake()
+        self._arrived.set()
 
     def eof_received(self) -> None:
         self._eof = True
-        self._wake()
+        self._arrived.set()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._eof = True
-        self._wake()
-
-    def _wake(self) -> None:
-        if self._waiter is not None and not self._waiter.done():
-            self._waiter.set_result(None)
+        self._arrived.set()
 
     def has_line(self) -> bool:
         return self._buffer.find(b"\n", self._scanned) >= 0
@@ -260,11 +255,8 @@ class Lines(asyncio.Protocol):
             if self._paused:
                 self._paused = False
                 self._transport.resume_reading()  # type: ignore[union-attr]
-            self._waiter = self._loop.create_future()
-            try:
-                await self._waiter
-            finally:
-                self._waiter = None
+            self._arrived.clear()
+            await self._arrived.wait()
 
 
 class _Output(asyncio.streams.FlowControlMixin):
