@@ -15,7 +15,7 @@ import socket
 import stat
 import time
 from collections.abc import Generator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -83,8 +83,8 @@ class Listener:
     address: str
     port: int
     loopback: bool
-    hosts: list[str] = field(default_factory=list)
-    origins: list[str] = field(default_factory=list)
+    hosts: list[str]
+    origins: list[str]
 
     @property
     def url(self) -> str:
@@ -123,13 +123,12 @@ def listen(settings: Settings) -> Listener:
         raise HttpSetupError(f"cannot listen on {settings.host}:{settings.port} ({exc}); choose another --host or --port") from None
     bound, port = sock.getsockname()[:2]
     ip = ipaddress.ip_address(bound)
-    listener = Listener(sock, bound, port, ip.is_loopback)
     names = list(LOOPBACK_NAMES)
     if not ip.is_loopback and not ip.is_unspecified:
         names.append(_bracketed(bound))
-    listener.hosts = [f"{name}:{port}" for name in names] + settings.allow_hosts
-    listener.origins = [f"http://{name}:{port}" for name in names] + settings.allow_origins
-    return listener
+    hosts = [f"{name}:{port}" for name in names] + settings.allow_hosts
+    origins = [f"http://{name}:{port}" for name in names] + settings.allow_origins
+    return Listener(sock, bound, port, ip.is_loopback, hosts, origins)
 
 
 def _bracketed(address: str) -> str:
@@ -264,12 +263,9 @@ class Gate:
         if scheme.lower() == "bearer" and hmac.compare_digest(_digest(presented.strip()), self._digest):
             return None
         client = f"{request.client.host}:{request.client.port}" if request.client else "an unknown client"
-        if scheme.lower() == "bearer":
-            log.warning("refused %s %s from %s: wrong bearer token", request.method, request.url.path, client)
-            challenge = 'Bearer realm="fsmcp", error="invalid_token"'
-        else:
-            log.warning("refused %s %s from %s: no bearer token", request.method, request.url.path, client)
-            challenge = 'Bearer realm="fsmcp"'
+        wrong = scheme.lower() == "bearer"
+        log.warning("refused %s %s from %s: %s bearer token", request.method, request.url.path, client, "wrong" if wrong else "no")
+        challenge = 'Bearer realm="fsmcp", error="invalid_token"' if wrong else 'Bearer realm="fsmcp"'
         return PlainTextResponse(
             "401 Unauthorized: send the server's token as 'Authorization: Bearer <token>'\n",
             status_code=401,

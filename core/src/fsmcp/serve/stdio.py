@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import functools
 import json
 import logging
 import os
@@ -104,8 +105,6 @@ class Connection:
         self.tools = host.listing()
         self.server_info = {"name": "fsmcp", "version": __version__}
         self.roots = ClientRoots(host.roots)
-        self.session: Session | None = None
-        """Made at the first call: what it needs is loaded then, not at start-up."""
         self.offers_roots = False
         self.elicits = False
         self.parked: dict[str, tuple[str, Consent]] = {}
@@ -212,7 +211,7 @@ class Connection:
         except Refusal as refusal:
             if method == "tools/call":  # a call all the same: it has its audit line
                 asked = params if isinstance(params, dict) else {}
-                await self.host.runner.refused(asked.get("name"), asked.get("arguments"), refusal.code, refusal.message, session=self.own_session())
+                await self.host.runner.refused(asked.get("name"), asked.get("arguments"), refusal.code, refusal.message, session=self.session)
             await self.error(id_, refusal.code, refusal.message, refusal.data)
             return
         params = params or {}
@@ -349,40 +348,32 @@ class Connection:
             if self.elicits:
                 asking = Consent(self.host.settings.ask_timeout, ask=self.elicit)
         with self.host.roots.viewing(self.roots.view):
-            result = await self.host.runner.call(name, arguments, send_progress=send_progress, session=self.own_session(), asking=asking, not_now=not_now)
+            result = await self.host.runner.call(name, arguments, send_progress=send_progress, session=self.session, asking=asking, not_now=not_now)
         if asking is not None and asking.waiting:
             return self.park(name, arguments, asking), "input_required"
         return result, "complete"
 
-    def own_session(self) -> Session:
+    @functools.cached_property
+    def session(self) -> Session:
         """This connection's session, made at its first call: what it needs is loaded then."""
-        if self.session is None:
-            from ..paths.guard import Session
+        from ..paths.guard import Session
 
-            self.session = Session()
-        return self.session
+        return Session()
 
     def call_now(self, params: dict[str, Any]) -> dict[str, Any] | NotNow | None:
         """A quick tool's answer, made here without a task of its own (see :meth:`CallRunner.call_now`);
         None for a call that may need the client (its roots, its user, progress); a NotNow for one
         begun that :meth:`call` goes on with."""
-        if self.offers_roots and not self.roots.known:
-            return None
         meta = params.get("_meta") or {}
-        if "progressToken" in meta:
-            return None
-        if self.modern:
-            if "inputResponses" in params or elicits_forms(meta[CAPABILITIES_KEY]):
-                return None
-        elif self.elicits:
+        asks_user = ("inputResponses" in params or elicits_forms(meta[CAPABILITIES_KEY])) if self.modern else self.elicits
+        if asks_user or "progressToken" in meta or (self.offers_roots and not self.roots.known):
             return None
         try:
             with self.host.roots.viewing(self.roots.view):
-                result = self.host.runner.call_now(params["name"], params.get("arguments"), session=self.own_session())
+                return self.host.runner.call_now(params["name"], params.get("arguments"), session=self.session)
         except Exception:
             log.exception("tools/call %s failed", params["name"])
             raise Refusal(INTERNAL_ERROR, INTERNAL_MESSAGE) from None
-        return result
 
     def resumed(self, name: str, arguments: Any, state: Any, responses: Any) -> Consent:
         """A 2026-07-28 call's answers so far: those of its earlier rounds, and the user's latest."""
@@ -533,10 +524,6 @@ def _enveloped(params: Any) -> bool:
     return isinstance(meta, dict) and VERSION_KEY in meta
 
 
-def opens_modern(message: dict[str, Any]) -> bool:
-    return message.get("method") != "initialize" and _enveloped(message.get("params"))
-
-
 async def serve_stdio(host: Host | DeferredHost) -> None:
     """Serve one client over stdin and stdout until it closes its end, or SIGTERM or SIGINT comes;
     then end the process promptly."""
@@ -584,6 +571,6 @@ async def serve_wire(host: Host | DeferredHost, wire: Wire) -> list[asyncio.Task
         if isinstance(message, list):
             break  # a batch opens no era: it is refused before initialize
         if isinstance(message, dict) and "method" in message and "id" in message:  # the first request decides the era
-            modern = opens_modern(message)
+            modern = message.get("method") != "initialize" and _enveloped(message.get("params"))
             break
     return await Connection(host, wire, modern=modern).serve(lead, incoming)

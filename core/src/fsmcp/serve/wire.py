@@ -113,7 +113,6 @@ class PipeWire(Wire):
         self._reader, self._infile = reader, infile
         self._writer, self._outfile = writer, outfile
         self.live = reader is not None
-        self._loop = asyncio.get_running_loop() if writer is not None else None
         self._unsent: list[bytes] = []
         """Lines sent during this turn of the event loop, written together at its end: with
         many calls in flight, one write (and one wake-up of the client) carries many answers."""
@@ -165,7 +164,7 @@ class PipeWire(Wire):
         if self._writer.transport.is_closing():
             raise ConnectionResetError("the client closed its end of the connection")
         if not self._unsent:
-            self._loop.call_soon(self._flush)
+            asyncio.get_running_loop().call_soon(self._flush)
         self._unsent.append(data)
         await self._writer.drain()
 
