@@ -98,10 +98,12 @@ class Refusal(Exception):
 class Connection:
     """One client: its era, its roots, the calls it may cancel."""
 
-    def __init__(self, host: Host | DeferredHost, wire: Wire, *, modern: bool = False):
+    def __init__(self, host: Host | DeferredHost, wire: Wire):
         self.host = host
         self.wire = wire
-        self.modern = modern
+        self.modern = False
+        self.opened = False
+        """Whether the era is set: by the first request, or a batch before it (a handshake connection's)."""
         self.tools = host.listing()
         self.server_info = {"name": "fsmcp", "version": __version__}
         self.roots = ClientRoots(host.roots)
@@ -109,8 +111,7 @@ class Connection:
         self.elicits = False
         self.parked: dict[str, tuple[str, Consent]] = {}
         """2026-07-28 calls waiting for their user's answers, by the ``requestState`` they were sent."""
-        self.initialized = False
-        self.version: str | None = None
+        self.version: str | None = None  # agreed by initialize; None before it, and in the 2026-07-28 era
         self.running: dict[Any, asyncio.Task[None]] = {}
         self.asked: dict[int, asyncio.Future[Any]] = {}
         self.last_id = 0
@@ -120,14 +121,12 @@ class Connection:
         self.room = asyncio.Event()
         """Set when a call ends or one of ours asks the client: the reading may go on."""
 
-    async def serve(self, first: list[Any], rest: AsyncIterator[Any]) -> list[asyncio.Task[None]]:
+    async def serve(self, incoming: AsyncIterator[Any]) -> list[asyncio.Task[None]]:
         """Serve until the client leaves; the calls then still running, cancelled."""
         self.serving = asyncio.current_task()
         watch = asyncio.get_running_loop().create_task(self.watch_hang_up())
         try:
-            for message in first:
-                await self.receive(message)
-            async for message in rest:
+            async for message in incoming:
                 await self.receive(message)
             self.closed = True
             for future in self.asked.values():
@@ -186,6 +185,10 @@ class Connection:
             self.serving.cancel()
 
     async def receive(self, message: Any) -> None:
+        if not self.opened and (isinstance(message, list) or isinstance(message, dict) and "method" in message and "id" in message):
+            # The first request decides the era; a batch opens none, and is refused before initialize.
+            self.opened = True
+            self.modern = isinstance(message, dict) and message.get("method") != "initialize" and _enveloped(message.get("params"))
         if isinstance(message, list):
             await self.receive_batch(message)
             return
@@ -241,7 +244,7 @@ class Connection:
             self.check_envelope(method, params or {})
         elif method != "initialize" and _enveloped(params):
             raise Refusal(INVALID_REQUEST, "this connection opened with initialize: requests carrying the 2026-07-28 envelope are not accepted on it")
-        elif not self.initialized and method not in ("initialize", "ping"):
+        elif self.version is None and method not in ("initialize", "ping"):
             raise Refusal(INVALID_REQUEST, f"{method} before initialize: the connection starts with initialize")
         if wrong := shapes.initialize(params) if method == "initialize" else shapes.check(method, params or {}):
             raise Refusal(INVALID_PARAMS, wrong)
@@ -278,7 +281,6 @@ class Connection:
             asked = params["protocolVersion"]
             self.offers_roots = params["capabilities"].get("roots") is not None
             self.elicits = elicits_forms(params["capabilities"])
-            self.initialized = True
             self.version = asked if asked in HANDSHAKE_VERSIONS else HANDSHAKE_VERSIONS[-1]
             return {
                 "protocolVersion": self.version,
@@ -422,7 +424,7 @@ class Connection:
 
     async def receive_batch(self, batch: list[Any]) -> None:
         """A JSON-RPC batch, on a connection whose version has them: one array answers it."""
-        if self.version not in BATCH_VERSIONS or self.modern:
+        if self.version not in BATCH_VERSIONS:
             await self.error(None, INVALID_REQUEST, "batches are not supported on this connection: send one message per line")
             return
         if not batch:
@@ -541,10 +543,6 @@ async def serve_stdio(host: Host | DeferredHost) -> None:
         loop.add_signal_handler(signum, stop, signal.Signals(signum).name)
     try:
         abandoned = await serve_wire(host, wire)
-    except asyncio.CancelledError:
-        if not wire.stopped:
-            raise
-        abandoned = []  # the signal came before the first request: nothing runs
     finally:
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.remove_signal_handler(signum)
@@ -563,14 +561,4 @@ async def serve_stdio(host: Host | DeferredHost) -> None:
 
 async def serve_wire(host: Host | DeferredHost, wire: Wire) -> list[asyncio.Task[None]]:
     """Serve one client over ``wire``, in the era its first request opens; the calls left running, cancelled."""
-    incoming = messages(wire)
-    lead: list[Any] = []
-    modern = False
-    async for message in incoming:
-        lead.append(message)
-        if isinstance(message, list):
-            break  # a batch opens no era: it is refused before initialize
-        if isinstance(message, dict) and "method" in message and "id" in message:  # the first request decides the era
-            modern = message.get("method") != "initialize" and _enveloped(message.get("params"))
-            break
-    return await Connection(host, wire, modern=modern).serve(lead, incoming)
+    return await Connection(host, wire).serve(messages(wire))
