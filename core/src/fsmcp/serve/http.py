@@ -15,7 +15,7 @@ import socket
 import stat
 import time
 from collections.abc import Generator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +29,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 
 from ..api.config import Settings
 from .server import build_server
-from .stdio import STOP_GRACE
+from .stdio import INVALID_REQUEST, PARSE_ERROR, STOP_GRACE
 from ..api.jsontext import TOO_DEEP, too_deep
 from .wire import max_message_bytes
 
@@ -59,11 +59,6 @@ DESCRIPTORS_PER_REQUEST = 2
 """A request's connection, and what its call opens meanwhile."""
 
 
-def body_limit(settings: Settings) -> int:
-    """The largest request body: the longest message, as over stdio."""
-    return max_message_bytes(settings.max_file_bytes)
-
-
 def request_limit() -> int:
     """Requests served at once, below the descriptor limit (``ulimit -n``): past it a request is
     refused with 503 rather than a descriptor failing some call, or the accept loop."""
@@ -88,8 +83,8 @@ class Listener:
     address: str
     port: int
     loopback: bool
-    hosts: list[str] = field(default_factory=list)
-    origins: list[str] = field(default_factory=list)
+    hosts: list[str]
+    origins: list[str]
 
     @property
     def url(self) -> str:
@@ -128,13 +123,12 @@ def listen(settings: Settings) -> Listener:
         raise HttpSetupError(f"cannot listen on {settings.host}:{settings.port} ({exc}); choose another --host or --port") from None
     bound, port = sock.getsockname()[:2]
     ip = ipaddress.ip_address(bound)
-    listener = Listener(sock, bound, port, ip.is_loopback)
     names = list(LOOPBACK_NAMES)
     if not ip.is_loopback and not ip.is_unspecified:
         names.append(_bracketed(bound))
-    listener.hosts = [f"{name}:{port}" for name in names] + settings.allow_hosts
-    listener.origins = [f"http://{name}:{port}" for name in names] + settings.allow_origins
-    return listener
+    hosts = [f"{name}:{port}" for name in names] + settings.allow_hosts
+    origins = [f"http://{name}:{port}" for name in names] + settings.allow_origins
+    return Listener(sock, bound, port, ip.is_loopback, hosts, origins)
 
 
 def _bracketed(address: str) -> str:
@@ -269,12 +263,9 @@ class Gate:
         if scheme.lower() == "bearer" and hmac.compare_digest(_digest(presented.strip()), self._digest):
             return None
         client = f"{request.client.host}:{request.client.port}" if request.client else "an unknown client"
-        if scheme.lower() == "bearer":
-            log.warning("refused %s %s from %s: wrong bearer token", request.method, request.url.path, client)
-            challenge = 'Bearer realm="fsmcp", error="invalid_token"'
-        else:
-            log.warning("refused %s %s from %s: no bearer token", request.method, request.url.path, client)
-            challenge = 'Bearer realm="fsmcp"'
+        wrong = scheme.lower() == "bearer"
+        log.warning("refused %s %s from %s: %s bearer token", request.method, request.url.path, client, "wrong" if wrong else "no")
+        challenge = 'Bearer realm="fsmcp", error="invalid_token"' if wrong else 'Bearer realm="fsmcp"'
         return PlainTextResponse(
             "401 Unauthorized: send the server's token as 'Authorization: Bearer <token>'\n",
             status_code=401,
@@ -286,7 +277,6 @@ def _digest(token: str) -> bytes:
     return hashlib.sha256(token.encode("utf-8", "surrogateescape")).digest()
 
 
-PARSE_ERROR, INVALID_REQUEST = -32700, -32600
 SERVER_BUSY = -32000
 """JSON-RPC's range for a server's own errors: this one, too many requests at once."""
 
@@ -342,7 +332,7 @@ def app_for(host: Host, token: str, listener: Listener) -> Gate:
         enable_dns_rebinding_protection=True, allowed_hosts=listener.hosts, allowed_origins=listener.origins
     )
     server = build_server(host)
-    max_body = body_limit(host.settings)
+    max_body = max_message_bytes(host.settings.max_file_bytes)  # the longest message, as over stdio
     sessions = host.settings.max_sessions
     app = server.streamable_http_app(streamable_http_path=PATH, transport_security=security, max_request_body_size=max_body, max_sessions=sessions)
     logging.getLogger("mcp.server.streamable_http_manager").addFilter(_SessionsRefused())

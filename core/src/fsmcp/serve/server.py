@@ -22,8 +22,7 @@ from ..paths.consent import Consent, elicits_forms
 from ..paths.guard import Session
 from ..run.host import Host
 
-_STATE_KEY = "fsmcp.client_roots"
-_SESSION_KEY = "fsmcp.session"
+_STATE_KEY = "fsmcp.connection"
 _OFFERS_ROOTS = types.ClientCapabilities(roots=types.RootsCapability())
 _served: ContextVar[list[bool] | None] = ContextVar("fsmcp_call_served", default=None)
 """Marked by the tools/call handler: the SDK did not refuse the call."""
@@ -33,17 +32,14 @@ class _AnyResult(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
-def _client_roots(ctx: ServerRequestContext[Any], host: Host) -> ClientRoots:
+def _connection(ctx: ServerRequestContext[Any], host: Host) -> tuple[ClientRoots, Session]:
+    """This MCP session's roots and :class:`Session`."""
     # The SDK keeps per-connection state on its Connection, which ServerRequestContext does not
     # expose yet (the SDK's Context rework will); a session's roots must live and die with it.
     state = ctx.session._connection.state
     if _STATE_KEY not in state:
-        state[_STATE_KEY] = ClientRoots(host.roots)
+        state[_STATE_KEY] = (ClientRoots(host.roots), Session())
     return state[_STATE_KEY]
-
-
-def _session(ctx: ServerRequestContext[Any]) -> Session:
-    return ctx.session._connection.state.setdefault(_SESSION_KEY, Session())  # per MCP session, as the roots
 
 
 def _declared(ctx: ServerRequestContext[Any]) -> dict[str, Any]:
@@ -61,7 +57,7 @@ def build_server(host: Host) -> Server[Any]:
     async def on_call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
         if (served := _served.get()) is not None:
             served.append(True)
-        client = _client_roots(ctx, host)
+        client, session = _connection(ctx, host)
         if not client.known and ctx.session.check_client_capability(_OFFERS_ROOTS):
 
             async def list_roots() -> Any:
@@ -78,11 +74,11 @@ def build_server(host: Host) -> Server[Any]:
 
         asking = Consent(host.settings.ask_timeout, ask=elicit) if elicits_forms(_declared(ctx)) else None
         with host.roots.viewing(client.view):
-            result = await host.runner.call(params.name, params.arguments, send_progress=send_progress, session=_session(ctx), asking=asking)
+            result = await host.runner.call(params.name, params.arguments, send_progress=send_progress, session=session, asking=asking)
             return types.CallToolResult.model_validate(result)
 
     async def on_roots_list_changed(ctx: ServerRequestContext[Any], params: types.NotificationParams | None) -> None:
-        _client_roots(ctx, host).changed()  # asked again before the next tool call, which then sees the new roots
+        _connection(ctx, host)[0].changed()  # asked again before the next tool call, which then sees the new roots
 
     async def refusals(ctx: ServerRequestContext[Any], call_next: Any) -> Any:
         """A tools/call the SDK refuses before the handler (its params malformed) has its audit line, as over stdio."""
@@ -96,7 +92,7 @@ def build_server(host: Host) -> Server[Any]:
             error = handler_exception_to_error_data(exc)
             if error is not None and not served:
                 asked = ctx.params if isinstance(ctx.params, Mapping) else {}
-                await host.runner.refused(asked.get("name"), asked.get("arguments"), error.code, error.message, session=_session(ctx))
+                await host.runner.refused(asked.get("name"), asked.get("arguments"), error.code, error.message, session=_connection(ctx, host)[1])
             raise
         finally:
             _served.reset(token)

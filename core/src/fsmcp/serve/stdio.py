@@ -16,7 +16,9 @@ result whose answers come back with the client's next try of the same call in 20
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
+import functools
 import json
 import logging
 import os
@@ -96,39 +98,35 @@ class Refusal(Exception):
 class Connection:
     """One client: its era, its roots, the calls it may cancel."""
 
-    def __init__(self, host: Host | DeferredHost, wire: Wire, *, modern: bool = False):
+    def __init__(self, host: Host | DeferredHost, wire: Wire):
         self.host = host
         self.wire = wire
-        self.modern = modern
+        self.modern = False
+        self.opened = False
+        """Whether the era is set: by the first request, or a batch before it (a handshake connection's)."""
         self.tools = host.listing()
         self.server_info = {"name": "fsmcp", "version": __version__}
         self.roots = ClientRoots(host.roots)
-        self.session: Session | None = None
-        """Made at the first call: what it needs is loaded then, not at start-up."""
         self.offers_roots = False
         self.elicits = False
         self.parked: dict[str, tuple[str, Consent]] = {}
         """2026-07-28 calls waiting for their user's answers, by the ``requestState`` they were sent."""
-        self.initialized = False
-        self.version: str | None = None
+        self.version: str | None = None  # agreed by initialize; None before it, and in the 2026-07-28 era
         self.running: dict[Any, asyncio.Task[None]] = {}
         self.asked: dict[int, asyncio.Future[Any]] = {}
         self.last_id = 0
         self.closed = False
         self.gone = False
         self.serving: asyncio.Task[Any] | None = None
-        self._room: asyncio.Future[None] | None = None
+        self.room = asyncio.Event()
         """Set when a call ends or one of ours asks the client: the reading may go on."""
 
-    async def serve(self, first: list[Any], rest: AsyncIterator[Any]) -> list[asyncio.Task[None]]:
+    async def serve(self, incoming: AsyncIterator[Any]) -> list[asyncio.Task[None]]:
         """Serve until the client leaves; the calls then still running, cancelled."""
-        loop = asyncio.get_running_loop()
         self.serving = asyncio.current_task()
-        watch = loop.create_task(self.watch_hang_up())
+        watch = asyncio.get_running_loop().create_task(self.watch_hang_up())
         try:
-            for message in first:
-                await self.receive(message)
-            async for message in rest:
+            async for message in incoming:
                 await self.receive(message)
             self.closed = True
             for future in self.asked.values():
@@ -137,16 +135,17 @@ class Connection:
             # The calls still running finish and answer: the end of a file of requests, as in
             # `fsmcp serve < requests.jsonl`, is no client leaving. A live client that closes
             # its input is leaving (stdio's way to end a session), and may still read for a while.
-            deadline = loop.time() + CLOSING_GRACE if self.wire.live else None
-            while self.running and (deadline is None or loop.time() < deadline):
-                await asyncio.wait(list(self.running.values()), timeout=None if deadline is None else deadline - loop.time())
+            await self.drain(CLOSING_GRACE if self.wire.live else None)
         except asyncio.CancelledError:
             if not (self.gone or self.wire.stopped):
                 raise
             if not self.gone:
                 # Told to end: no new request is read; the calls in flight finish and answer.
                 asyncio.current_task().uncancel()  # type: ignore[union-attr]
-                await self.finish(STOP_GRACE)
+                if self.running:
+                    log.warning("%s: no new request is read; %d call(s) in flight have %g s to finish", self.wire.stopped, len(self.running), STOP_GRACE)
+                with contextlib.suppress(asyncio.CancelledError):  # a second signal waits no more
+                    await self.drain(STOP_GRACE)
         finally:
             watch.cancel()
             for task in self.running.values():
@@ -160,33 +159,19 @@ class Connection:
     def ended(self, key: Any, task: asyncio.Task[None]) -> None:
         if self.running.get(key) is task:
             del self.running[key]
-        self.wake()
-
-    def wake(self) -> None:
-        if self._room is not None and not self._room.done():
-            self._room.set_result(None)
+        self.room.set()
 
     async def make_room(self) -> None:
         """Return once fewer than :data:`MAX_IN_FLIGHT` calls run (four times as many while one
         waits for the client's answer, which must be read)."""
         while len(self.running) >= (MAX_IN_FLIGHT * 4 if self.asked else MAX_IN_FLIGHT):
-            self._room = asyncio.get_running_loop().create_future()
-            try:
-                await self._room
-            finally:
-                self._room = None
+            self.room.clear()
+            await self.room.wait()
 
-    async def finish(self, grace: float) -> None:
-        """Wait up to ``grace`` seconds for the calls in flight; a second signal waits no more."""
+    async def drain(self, grace: float | None) -> None:
+        """Wait for the calls in flight, ``grace`` seconds at most (None: as long as they run)."""
         if self.running:
-            log.warning("%s: no new request is read; %d call(s) in flight have %g s to finish", self.wire.stopped, len(self.running), grace)
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + grace
-        try:
-            while self.running and loop.time() < deadline:
-                await asyncio.wait(list(self.running.values()), timeout=deadline - loop.time())
-        except asyncio.CancelledError:
-            pass  # the caller's finally cancels what is still running
+            await asyncio.wait(list(self.running.values()), timeout=grace)
 
     async def watch_hang_up(self) -> None:
         """A client that can no longer read the answers is gone, whatever its calls are doing."""
@@ -200,6 +185,10 @@ class Connection:
             self.serving.cancel()
 
     async def receive(self, message: Any) -> None:
+        if not self.opened and (isinstance(message, list) or isinstance(message, dict) and "method" in message and "id" in message):
+            # The first request decides the era; a batch opens none, and is refused before initialize.
+            self.opened = True
+            self.modern = isinstance(message, dict) and message.get("method") != "initialize" and _enveloped(message.get("params"))
         if isinstance(message, list):
             await self.receive_batch(message)
             return
@@ -225,7 +214,7 @@ class Connection:
         except Refusal as refusal:
             if method == "tools/call":  # a call all the same: it has its audit line
                 asked = params if isinstance(params, dict) else {}
-                await self.host.runner.refused(asked.get("name"), asked.get("arguments"), refusal.code, refusal.message, session=self.own_session())
+                await self.host.runner.refused(asked.get("name"), asked.get("arguments"), refusal.code, refusal.message, session=self.session)
             await self.error(id_, refusal.code, refusal.message, refusal.data)
             return
         params = params or {}
@@ -255,7 +244,7 @@ class Connection:
             self.check_envelope(method, params or {})
         elif method != "initialize" and _enveloped(params):
             raise Refusal(INVALID_REQUEST, "this connection opened with initialize: requests carrying the 2026-07-28 envelope are not accepted on it")
-        elif not self.initialized and method not in ("initialize", "ping"):
+        elif self.version is None and method not in ("initialize", "ping"):
             raise Refusal(INVALID_REQUEST, f"{method} before initialize: the connection starts with initialize")
         if wrong := shapes.initialize(params) if method == "initialize" else shapes.check(method, params or {}):
             raise Refusal(INVALID_PARAMS, wrong)
@@ -285,14 +274,13 @@ class Connection:
         if self.modern:
             if method == "server/discover":
                 answer = {"supportedVersions": list(MODERN_VERSIONS), "capabilities": {"tools": {"listChanged": False}}, "instructions": self.host.instructions()}
-                return self.complete({**answer, "cacheScope": "private", "ttlMs": 0})
+                return {**answer, "cacheScope": "private", "ttlMs": 0}
             if method == "tools/list":
-                return self.complete({"tools": self.tools, "cacheScope": "private", "ttlMs": 0})
+                return {"tools": self.tools, "cacheScope": "private", "ttlMs": 0}
         elif method == "initialize":
             asked = params["protocolVersion"]
             self.offers_roots = params["capabilities"].get("roots") is not None
             self.elicits = elicits_forms(params["capabilities"])
-            self.initialized = True
             self.version = asked if asked in HANDSHAKE_VERSIONS else HANDSHAKE_VERSIONS[-1]
             return {
                 "protocolVersion": self.version,
@@ -305,10 +293,6 @@ class Connection:
         elif method == "ping":
             return {}
         raise Refusal(METHOD_NOT_FOUND, "Method not found", method)
-
-    def complete(self, result: dict[str, Any], kind: str = "complete") -> dict[str, Any]:
-        """A 2026-07-28 result: it says whether it is final, and who answered."""
-        return {**result, "resultType": kind, "_meta": {**result.get("_meta", {}), SERVER_INFO_KEY: self.server_info}}
 
     def notified(self, method: str, params: Any) -> None:
         if method == "notifications/cancelled" and isinstance(params, dict):
@@ -330,11 +314,18 @@ class Connection:
 
     async def call(self, id_: Any, params: dict[str, Any], not_now: NotNow | None = None) -> None:
         try:
-            await self._call(id_, params, not_now)
+            try:
+                result, kind = await self.run(params, not_now)
+            except Exception:
+                log.exception("tools/call %s failed", params["name"])
+                await self.error(id_, INTERNAL_ERROR, INTERNAL_MESSAGE)
+            else:
+                await self.reply(id_, result, kind)
         except ConnectionError:
             self.left()
 
-    async def _call(self, id_: Any, params: dict[str, Any], not_now: NotNow | None) -> None:
+    async def run(self, params: dict[str, Any], not_now: NotNow | None) -> tuple[dict[str, Any], str]:
+        """A tools/call's result, and its kind: ``complete``, or ``input_required`` (2026-07-28)."""
         name, arguments = params["name"], params.get("arguments")
         token = (params.get("_meta") or {}).get("progressToken")
 
@@ -343,65 +334,48 @@ class Connection:
                 note = {"progressToken": token, "progress": done, "total": total, "message": message}
                 await self.notify("notifications/progress", {k: v for k, v in note.items() if v is not None})
 
-        try:
-            asking = None
-            if self.modern:
-                responses = params.get("inputResponses")
-                if isinstance(responses, dict) and ROOTS_INPUT in responses:
-                    self.roots.apply(responses[ROOTS_INPUT])
-                elif self.offers_roots and not self.roots.known:
-                    # This era has no server-to-client requests: the client asks and calls again.
-                    await self.reply(id_, self.complete({"inputRequests": {ROOTS_INPUT: {"method": "roots/list"}}}, "input_required"))
-                    return
-                if elicits_forms(params["_meta"][CAPABILITIES_KEY]):
-                    asking = self.resumed(name, arguments, params.get("requestState"), responses)
-            else:
-                if self.offers_roots and not self.roots.known:
-                    await self.roots.ask(self.list_roots)
-                if self.elicits:
-                    asking = Consent(self.host.settings.ask_timeout, ask=self.elicit)
-            with self.host.roots.viewing(self.roots.view):
-                result = await self.host.runner.call(name, arguments, send_progress=send_progress, session=self.own_session(), asking=asking, not_now=not_now)
-            if asking is not None and asking.waiting:
-                await self.reply(id_, self.complete(self.park(name, arguments, asking), "input_required"))
-                return
-        except Exception:
-            log.exception("tools/call %s failed", name)
-            await self.error(id_, INTERNAL_ERROR, INTERNAL_MESSAGE)
-            return
-        await self.reply(id_, self.complete(result) if self.modern else result)
+        asking = None
+        if self.modern:
+            responses = params.get("inputResponses")
+            if isinstance(responses, dict) and ROOTS_INPUT in responses:
+                self.roots.apply(responses[ROOTS_INPUT])
+            elif self.offers_roots and not self.roots.known:
+                # This era has no server-to-client requests: the client asks and calls again.
+                return {"inputRequests": {ROOTS_INPUT: {"method": "roots/list"}}}, "input_required"
+            if elicits_forms(params["_meta"][CAPABILITIES_KEY]):
+                asking = self.resumed(name, arguments, params.get("requestState"), responses)
+        else:
+            if self.offers_roots and not self.roots.known:
+                await self.roots.ask(lambda: self.request("roots/list"))
+            if self.elicits:
+                asking = Consent(self.host.settings.ask_timeout, ask=self.elicit)
+        with self.host.roots.viewing(self.roots.view):
+            result = await self.host.runner.call(name, arguments, send_progress=send_progress, session=self.session, asking=asking, not_now=not_now)
+        if asking is not None and asking.waiting:
+            return self.park(name, arguments, asking), "input_required"
+        return result, "complete"
 
-    def own_session(self) -> Session:
+    @functools.cached_property
+    def session(self) -> Session:
         """This connection's session, made at its first call: what it needs is loaded then."""
-        if self.session is None:
-            from ..paths.guard import Session
+        from ..paths.guard import Session
 
-            self.session = Session()
-        return self.session
+        return Session()
 
     def call_now(self, params: dict[str, Any]) -> dict[str, Any] | NotNow | None:
         """A quick tool's answer, made here without a task of its own (see :meth:`CallRunner.call_now`);
         None for a call that may need the client (its roots, its user, progress); a NotNow for one
         begun that :meth:`call` goes on with."""
-        if self.offers_roots and not self.roots.known:
-            return None
         meta = params.get("_meta") or {}
-        if "progressToken" in meta:
-            return None
-        if self.modern:
-            if "inputResponses" in params or elicits_forms(meta[CAPABILITIES_KEY]):
-                return None
-        elif self.elicits:
+        asks_user = ("inputResponses" in params or elicits_forms(meta[CAPABILITIES_KEY])) if self.modern else self.elicits
+        if asks_user or "progressToken" in meta or (self.offers_roots and not self.roots.known):
             return None
         try:
             with self.host.roots.viewing(self.roots.view):
-                result = self.host.runner.call_now(params["name"], params.get("arguments"), session=self.own_session())
+                return self.host.runner.call_now(params["name"], params.get("arguments"), session=self.session)
         except Exception:
             log.exception("tools/call %s failed", params["name"])
             raise Refusal(INTERNAL_ERROR, INTERNAL_MESSAGE) from None
-        if not isinstance(result, dict):
-            return result
-        return self.complete(result) if self.modern else result
 
     def resumed(self, name: str, arguments: Any, state: Any, responses: Any) -> Consent:
         """A 2026-07-28 call's answers so far: those of its earlier rounds, and the user's latest."""
@@ -420,9 +394,6 @@ class Connection:
             del self.parked[next(iter(self.parked))]
         return {"inputRequests": asking.input_requests(), "requestState": state}
 
-    async def list_roots(self) -> Any:
-        return await self.request("roots/list")
-
     async def elicit(self, message: str, schema: dict[str, Any]) -> Any:
         # ``mode`` came with 2025-11-25; an earlier client's strict reader may refuse it.
         return await self.request("elicitation/create", form(message, schema, with_mode=(self.version or "") >= "2025-11-25"))
@@ -434,7 +405,7 @@ class Connection:
         self.last_id += 1
         id_ = self.last_id
         self.asked[id_] = asyncio.get_running_loop().create_future()
-        self.wake()  # its answer comes on the input: the reading goes on
+        self.room.set()  # its answer comes on the input: the reading goes on
         try:
             await self.wire.send({"jsonrpc": "2.0", "id": id_, "method": method, **({"params": params} if params is not None else {})})
             return await self.asked[id_]
@@ -453,7 +424,7 @@ class Connection:
 
     async def receive_batch(self, batch: list[Any]) -> None:
         """A JSON-RPC batch, on a connection whose version has them: one array answers it."""
-        if self.version not in BATCH_VERSIONS or self.modern:
+        if self.version not in BATCH_VERSIONS:
             await self.error(None, INVALID_REQUEST, "batches are not supported on this connection: send one message per line")
             return
         if not batch:
@@ -488,7 +459,9 @@ class Connection:
             except ConnectionError:
                 self.left()
 
-    async def reply(self, id_: Any, result: dict[str, Any]) -> None:
+    async def reply(self, id_: Any, result: dict[str, Any], kind: str = "complete") -> None:
+        if self.modern:  # a 2026-07-28 result says whether it is final, and who answered
+            result = {**result, "resultType": kind, "_meta": {**result.get("_meta", {}), SERVER_INFO_KEY: self.server_info}}
         await self.answer({"jsonrpc": "2.0", "id": id_, "result": result})
 
     async def error(self, id_: Any, code: int, message: str, data: Any = None) -> None:
@@ -506,8 +479,8 @@ class Connection:
         await self.wire.send({"jsonrpc": "2.0", "method": method, "params": params})
 
 
-async def messages(wire: Wire) -> AsyncIterator[dict[str, Any] | list[Any]]:
-    """Each message (or batch) the client sends; lines that are neither are answered with an error here."""
+async def messages(wire: Wire) -> AsyncIterator[Any]:
+    """Each JSON value the client sends; lines that are none are answered with an error here."""
     while (line := await wire.read_line()) is not None:
         if not line.strip():
             continue
@@ -521,9 +494,6 @@ async def messages(wire: Wire) -> AsyncIterator[dict[str, Any] | list[Any]]:
             message = _loads(line)
         except ValueError:
             await wire.send({"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": "Parse error: not a JSON line"}})
-            continue
-        if not isinstance(message, (dict, list)):
-            await wire.send({"jsonrpc": "2.0", "id": None, "error": {"code": INVALID_REQUEST, "message": "not a JSON-RPC message"}})
             continue
         yield message
 
@@ -556,10 +526,6 @@ def _enveloped(params: Any) -> bool:
     return isinstance(meta, dict) and VERSION_KEY in meta
 
 
-def opens_modern(message: dict[str, Any]) -> bool:
-    return message.get("method") != "initialize" and _enveloped(message.get("params"))
-
-
 async def serve_stdio(host: Host | DeferredHost) -> None:
     """Serve one client over stdin and stdout until it closes its end, or SIGTERM or SIGINT comes;
     then end the process promptly."""
@@ -577,10 +543,6 @@ async def serve_stdio(host: Host | DeferredHost) -> None:
         loop.add_signal_handler(signum, stop, signal.Signals(signum).name)
     try:
         abandoned = await serve_wire(host, wire)
-    except asyncio.CancelledError:
-        if not wire.stopped:
-            raise
-        abandoned = []  # the signal came before the first request: nothing runs
     finally:
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.remove_signal_handler(signum)
@@ -599,14 +561,4 @@ async def serve_stdio(host: Host | DeferredHost) -> None:
 
 async def serve_wire(host: Host | DeferredHost, wire: Wire) -> list[asyncio.Task[None]]:
     """Serve one client over ``wire``, in the era its first request opens; the calls left running, cancelled."""
-    incoming = messages(wire)
-    lead: list[dict[str, Any] | list[Any]] = []
-    modern = False
-    async for message in incoming:
-        lead.append(message)
-        if isinstance(message, list):
-            break  # a batch opens no era: it is refused before initialize
-        if "method" in message and "id" in message:  # the first request decides the era
-            modern = opens_modern(message)
-            break
-    return await Connection(host, wire, modern=modern).serve(lead, incoming)
+    return await Connection(host, wire).serve(messages(wire))

@@ -113,7 +113,6 @@ class PipeWire(Wire):
         self._reader, self._infile = reader, infile
         self._writer, self._outfile = writer, outfile
         self.live = reader is not None
-        self._loop = asyncio.get_running_loop() if writer is not None else None
         self._unsent: list[bytes] = []
         """Lines sent during this turn of the event loop, written together at its end: with
         many calls in flight, one write (and one wake-up of the client) carries many answers."""
@@ -165,7 +164,7 @@ class PipeWire(Wire):
         if self._writer.transport.is_closing():
             raise ConnectionResetError("the client closed its end of the connection")
         if not self._unsent:
-            self._loop.call_soon(self._flush)
+            asyncio.get_running_loop().call_soon(self._flush)
         self._unsent.append(data)
         await self._writer.drain()
 
@@ -194,7 +193,6 @@ class Lines(asyncio.Protocol):
     """
 
     def __init__(self, limit: int, pause_bytes: int = PAUSE_BYTES):
-        self._loop = asyncio.get_running_loop()  # made by connect_read_pipe, on the loop
         self._limit = limit
         self._pause_bytes = pause_bytes
         self._buffer = bytearray()
@@ -203,7 +201,7 @@ class Lines(asyncio.Protocol):
         again from its start at every read."""
         self._dropping = False
         self._eof = False
-        self._waiter: asyncio.Future[None] | None = None
+        self._arrived = asyncio.Event()
         self._transport: asyncio.ReadTransport | None = None
         self._paused = False
 
@@ -220,19 +218,15 @@ class Lines(asyncio.Protocol):
         if len(self._buffer) > self._pause_bytes and self._transport is not None and not self._paused:
             self._transport.pause_reading()
             self._paused = True
-        self._wake()
+        self._arrived.set()
 
     def eof_received(self) -> None:
         self._eof = True
-        self._wake()
+        self._arrived.set()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._eof = True
-        self._wake()
-
-    def _wake(self) -> None:
-        if self._waiter is not None and not self._waiter.done():
-            self._waiter.set_result(None)
+        self._arrived.set()
 
     def has_line(self) -> bool:
         return self._buffer.find(b"\n", self._scanned) >= 0
@@ -260,11 +254,8 @@ class Lines(asyncio.Protocol):
             if self._paused:
                 self._paused = False
                 self._transport.resume_reading()  # type: ignore[union-attr]
-            self._waiter = self._loop.create_future()
-            try:
-                await self._waiter
-            finally:
-                self._waiter = None
+            self._arrived.clear()
+            await self._arrived.wait()
 
 
 class _Output(asyncio.streams.FlowControlMixin):
