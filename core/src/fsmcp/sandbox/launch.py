@@ -471,12 +471,12 @@ def main(argv: list[str]) -> int:
     ruleset, masks, status, program, args = argv[1], argv[2], argv[3], argv[4], argv[5:]
     if status != "-":
         os.set_inheritable(int(status), False)  # closed by the exec: the server reads the end of it
-    return start(ruleset, masks, status, program, args, None)
+    return start(ruleset, masks, status, program, args, dict(os.environ))
 
 
-def start(ruleset: str, masks: str, status: str, program: str, args: list[str], env: dict[str, str] | None) -> int:
-    """Confine this process and become ``program``; return the exit status of a launcher that
-    could not (``env`` is the program's environment, ``None`` for this process's own)."""
+def start(ruleset: str, masks: str, status: str, program: str, args: list[str], env: dict[str, str]) -> int:
+    """Confine this process and become ``program`` (with the environment ``env``); return the
+    exit status of a launcher that could not."""
     try:
         if masks not in ("-", NO_LINKS):
             hide(int(masks))
@@ -500,13 +500,11 @@ def start(ruleset: str, masks: str, status: str, program: str, args: list[str], 
     for each in (signal.SIGPIPE, signal.SIGXFSZ):  # Python ignores them, and an ignored signal stays so in the program
         signal.signal(each, signal.SIG_DFL)
     try:
-        if env is None:
-            os.execv(program, args)
         os.execve(program, args, env)
     except OSError as exc:
         print(f"fsmcp: {program} could not be started: {exc.strerror}", file=sys.stderr)
         return CANNOT_CONFINE if exc.errno == 13 else 127
-    return 127  # not reached: execv returns only by raising
+    return 127  # not reached: execve returns only by raising
 
 
 def serve(control: int, server: int) -> int:

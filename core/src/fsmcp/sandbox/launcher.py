@@ -55,11 +55,6 @@ class _Server:
                     if attempt == 2:
                         raise
 
-    def restart(self) -> None:
-        """The running launcher took a request and ended before forking: stop it, to start anew."""
-        with self._lock:
-            self._stop()
-
     def _start(self) -> None:
         self._stop()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -93,6 +88,7 @@ class _Server:
             self._process = None
 
     def stop(self) -> None:
+        """Stop the running launcher (also when it took a request and ended before forking: the next starts anew)."""
         with self._lock:
             self._stop()
 
@@ -137,14 +133,10 @@ async def launch(
     fields += [f"{name}={value}" for name, value in env.items()]
     if any("\0" in each for each in fields) or any("=" in name for name in env):
         raise ValueError("embedded null byte, or = in an environment variable's name")
-    request = os.memfd_create("fsmcp-request", os.MFD_CLOEXEC)
+    request = masks.listing(fields)
     opened: list[int] = [request]
     ours: dict[int, int] = {}
     try:
-        data = memoryview(b"\0".join(os.fsencode(each) for each in fields))
-        while data:
-            data = data[os.write(request, data) :]
-        os.lseek(request, 0, os.SEEK_SET)
         ends = []
         for n, spec in enumerate((stdin, stdout, stderr)):
             if spec == subprocess.PIPE:
@@ -189,7 +181,7 @@ async def launch(
                 break
             # The launcher ended between the request and the fork: nothing was started.
             os.close(report)
-            SERVER.restart()
+            SERVER.stop()
         else:
             raise OSError(0, "the launcher ended twice before it started the program")
     except BaseException:
@@ -219,11 +211,21 @@ async def _read(fd: int, size: int) -> bytes:
     return data
 
 
-class _Receive(anyio.abc.ByteReceiveStream):
-    """The server's end of a pipe the program writes to."""
+class _Pipe:
+    """The server's end of one of the program's pipes, non-blocking."""
 
     def __init__(self, fd: int):
         self._fd = fd
+
+    async def aclose(self) -> None:
+        if self._fd >= 0:
+            fd, self._fd = self._fd, -1
+            anyio.notify_closing(fd)
+            os.close(fd)
+
+
+class _Receive(_Pipe, anyio.abc.ByteReceiveStream):
+    """The end of a pipe the program writes to."""
 
     async def receive(self, max_bytes: int = CHUNK) -> bytes:
         while True:
@@ -239,18 +241,9 @@ class _Receive(anyio.abc.ByteReceiveStream):
             await anyio.lowlevel.checkpoint()  # a program that writes without pause starves no one
             return data
 
-    async def aclose(self) -> None:
-        if self._fd >= 0:
-            fd, self._fd = self._fd, -1
-            anyio.notify_closing(fd)
-            os.close(fd)
 
-
-class _Send(anyio.abc.ByteSendStream):
-    """The server's end of the pipe the program reads."""
-
-    def __init__(self, fd: int):
-        self._fd = fd
+class _Send(_Pipe, anyio.abc.ByteSendStream):
+    """The end of the pipe the program reads."""
 
     async def send(self, item: bytes) -> None:
         view = memoryview(item)
@@ -264,12 +257,6 @@ class _Send(anyio.abc.ByteSendStream):
             except BrokenPipeError:
                 raise anyio.BrokenResourceError from None
         await anyio.lowlevel.checkpoint()
-
-    async def aclose(self) -> None:
-        if self._fd >= 0:
-            fd, self._fd = self._fd, -1
-            anyio.notify_closing(fd)
-            os.close(fd)
 
 
 class Launched(anyio.abc.Process):

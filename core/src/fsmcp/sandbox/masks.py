@@ -173,7 +173,8 @@ def above(paths: Iterable[str], roots: Iterable[str]) -> list[str]:
 
 
 def listing(paths: Iterable[str]) -> int:
-    """A descriptor (for the launcher, not inherited unless passed) reading ``paths`` NUL-separated from the start."""
+    """A descriptor (for the launcher, not inherited unless passed) reading ``paths`` NUL-separated from the start
+    (the protected paths; a request's fields too, :func:`.launcher.launch`)."""
     fd = os.memfd_create("fsmcp-protected", os.MFD_CLOEXEC)
     data = b"\0".join(os.fsencode(p) for p in paths)
     view = memoryview(data)
