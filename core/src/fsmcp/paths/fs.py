@@ -46,12 +46,7 @@ it again, a quarter of a big walk's time; ``joinpath`` where an interpreter lack
 
 @dataclass(frozen=True)
 class Entry:
-    """One directory entry, described without following links out of the roots.
-
-    ``kind`` is ``file``, ``directory``, ``symlink`` or ``other``. For a symlink,
-    ``target_kind`` is the kind of what it points to when that lies inside the roots, else
-    None; ``size`` is the file's size for files, else None.
-    """
+    """One directory entry, described without following links out of the roots (its fields: docs/writing-plugins.md)."""
 
     name: str
     kind: str
@@ -385,14 +380,8 @@ class FileSystem:
         breadth_first: bool = False,
         sizes: bool = True,
     ) -> Iterator[tuple[str, int, Entry]]:
-        """Yield ``(relative path, depth, entry)`` for everything below ``path``.
-
-        Depth 1 is the directory's own entries; ``max_depth`` stops descending past it.
-        Symlinked directories are reported, never entered; ``prune(rel, entry)`` returning
-        True drops an entry and, for a directory, everything under it. Unreadable
-        directories are skipped. ``sizes=False`` leaves every file's ``size`` None and stats
-        no file: a walk that needs names and kinds only.
-        """
+        """Yield ``(relative path, depth, entry)`` for everything below ``path``, depth 1 the
+        directory's own entries (the arguments: docs/writing-plugins.md)."""
         if self.call.on_loop:
             raise OffLoop  # a walk: work of unknown size
         top = self.resolve(path, Access.READ)
@@ -437,12 +426,10 @@ class FileSystem:
         make_parents: bool = True,
         mode: int | None = None,
     ) -> bool:
-        """Replace or create a file all at once: temp file beside it, fsync, rename.
+        """Replace or create a file all at once: temp file beside it, fsync, rename (docs/writing-plugins.md).
 
-        ``data`` is bytes or an iterable of byte chunks (streamed, for large content). The
-        file's mode (and owner, where permitted) is kept, or set to ``mode`` when given.
-        Returns True when the file was created. Readers see the old content or the new,
-        never a mix; a failure leaves the old file byte for byte as it was.
+        Readers see the old content or the new, never a mix; a failure leaves the old file byte
+        for byte as it was. The owner is kept where permitted.
         """
         p = self.resolve(path, Access.WRITE)
         noted = self._changing(p, tree=False, whole=False)
@@ -611,12 +598,8 @@ class FileSystem:
     def snapshot(self, paths: Iterable[PathArg]) -> Snapshot:
         """Watch ``paths`` (files, links, whole trees, or their absence) for what this call changes there.
 
-        Each path at or in them is saved when one of the call's primitives is about to change it,
-        under its lock, and what the primitive left is noted. ``Snapshot.restore()`` takes back
-        what the call changed: contents, modes, links, deletions undone, creations (with the
-        directories made for them) removed; where someone else changed a path since the call
-        did, or wrote into a directory the call made, their work stays (``Snapshot.kept``), and the
-        saved copy of what a path not put back held is kept for good (``Snapshot.kept_copies``).
+        What is saved when, and what ``restore()`` takes back or keeps: docs/writing-plugins.md (what
+        someone else wrote into a directory the call made stays too).
         The copies live outside the roots, in the host's own temporary directory, until ``discard()``.
         """
         change = self.call.change
