@@ -142,14 +142,10 @@ class Order:
     changes are done: they were made one after the other). A program holds its place until its
     call ends (the plugins kill and reap the process group before that), a change until its call ends.
 
-    Which changes wait is decided by :meth:`fsmcp.paths.change.Change.order`, with what the primitives
-    (:mod:`fsmcp.paths.fs`) say of what they do: one that moves or copies a directory, removes one (its
-    copy in the journal, or the call's rollback, may bring it back), changes a mode (a directory
-    the listing could not read may open), puts
-    saved trees back (undo), has the journal copy a directory into its own inside a root (made
-    after a program started, it is not hidden from it), or touches a protected path. A primitive
-    that says nothing is ordered. Writing, editing, appending to, linking, removing a file or
-    making an empty directory, under a name nothing protects, neither waits nor holds a program back.
+    Which changes wait is decided by :meth:`Change.order`, with what the primitives
+    (:mod:`fsmcp.paths.fs`) say of what they do; docs/security.md ("A fixed set of hidden files")
+    lists them. The journal's copy of a directory into its own store inside a root waits too: made
+    after a program started, it would not be hidden from it. A primitive that says nothing is ordered.
 
     A change waiting here blocks new programs, so a stream of commands cannot keep it waiting for
     ever; it still waits for every program already running, up to their time limits, and gives up

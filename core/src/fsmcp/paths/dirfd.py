@@ -48,12 +48,15 @@ def readlink(dir_fd: int, name: str) -> str | None:
         raise
 
 
-def lexists(dir_fd: int, name: str) -> bool:
+def lstat_or_none(dir_fd: int, name: str) -> os.stat_result | None:
     try:
-        lstat(dir_fd, name)
+        return lstat(dir_fd, name)
     except FileNotFoundError:
-        return False
-    return True
+        return None
+
+
+def lexists(dir_fd: int, name: str) -> bool:
+    return lstat_or_none(dir_fd, name) is not None
 
 
 def fsync_dir(dir_fd: int) -> None:

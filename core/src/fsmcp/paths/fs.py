@@ -46,12 +46,7 @@ it again, a quarter of a big walk's time; ``joinpath`` where an interpreter lack
 
 @dataclass(frozen=True)
 class Entry:
-    """One directory entry, described without following links out of the roots.
-
-    ``kind`` is ``file``, ``directory``, ``symlink`` or ``other``. For a symlink,
-    ``target_kind`` is the kind of what it points to when that lies inside the roots, else
-    None; ``size`` is the file's size for files, else None.
-    """
+    """One directory entry, described without following links out of the roots (its fields: docs/writing-plugins.md)."""
 
     name: str
     kind: str
@@ -286,7 +281,7 @@ class FileSystem:
             p = replace(p, access=Access.READ)
         self.guard.hold(p.path)
         with _mapped(p):
-            fd, st = self._final(p, lambda dfd, name: _open_regular_stat(p, dfd, name, os.O_RDONLY))
+            fd, st = self._final(p, lambda dfd, name: _open_regular(p, dfd, name, os.O_RDONLY))
             try:
                 if (asked := consent.CURRENT.get()) is not None:
                     asked.opened(p.path, st)
@@ -385,14 +380,8 @@ class FileSystem:
         breadth_first: bool = False,
         sizes: bool = True,
     ) -> Iterator[tuple[str, int, Entry]]:
-        """Yield ``(relative path, depth, entry)`` for everything below ``path``.
-
-        Depth 1 is the directory's own entries; ``max_depth`` stops descending past it.
-        Symlinked directories are reported, never entered; ``prune(rel, entry)`` returning
-        True drops an entry and, for a directory, everything under it. Unreadable
-        directories are skipped. ``sizes=False`` leaves every file's ``size`` None and stats
-        no file: a walk that needs names and kinds only.
-        """
+        """Yield ``(relative path, depth, entry)`` for everything below ``path``, depth 1 the
+        directory's own entries (the arguments: docs/writing-plugins.md)."""
         if self.call.on_loop:
             raise OffLoop  # a walk: work of unknown size
         top = self.resolve(path, Access.READ)
@@ -437,12 +426,10 @@ class FileSystem:
         make_parents: bool = True,
         mode: int | None = None,
     ) -> bool:
-        """Replace or create a file all at once: temp file beside it, fsync, rename.
+        """Replace or create a file all at once: temp file beside it, fsync, rename (docs/writing-plugins.md).
 
-        ``data`` is bytes or an iterable of byte chunks (streamed, for large content). The
-        file's mode (and owner, where permitted) is kept, or set to ``mode`` when given.
-        Returns True when the file was created. Readers see the old content or the new,
-        never a mix; a failure leaves the old file byte for byte as it was.
+        Readers see the old content or the new, never a mix; a failure leaves the old file byte
+        for byte as it was. The owner is kept where permitted.
         """
         p = self.resolve(path, Access.WRITE)
         noted = self._changing(p, tree=False, whole=False)
@@ -529,9 +516,8 @@ class FileSystem:
         noted = self._changing(p, tree=False, whole=False)
 
         def append(dfd: int, name: str) -> int:
-            fd, made = _open_for_append(p, dfd, name, create)
+            fd, before, made = _open_for_append(p, dfd, name, create)
             try:
-                before = os.fstat(fd)
                 self.guard.check(p.path, None if made else before)
                 size = before.st_size
                 try:
@@ -612,12 +598,8 @@ class FileSystem:
     def snapshot(self, paths: Iterable[PathArg]) -> Snapshot:
         """Watch ``paths`` (files, links, whole trees, or their absence) for what this call changes there.
 
-        Each path at or in them is saved when one of the call's primitives is about to change it,
-        under its lock, and what the primitive left is noted. ``Snapshot.restore()`` takes back
-        what the call changed: contents, modes, links, deletions undone, creations (with the
-        directories made for them) removed; where someone else changed a path since the call
-        did, or wrote into a directory the call made, their work stays (``Snapshot.kept``), and the
-        saved copy of what a path not put back held is kept for good (``Snapshot.kept_copies``).
+        What is saved when, and what ``restore()`` takes back or keeps: docs/writing-plugins.md (what
+        someone else wrote into a directory the call made stays too).
         The copies live outside the roots, in the host's own temporary directory, until ``discard()``.
         """
         change = self.call.change
@@ -657,24 +639,55 @@ class FileSystem:
         src = self.resolve(source, Access.WRITE, follow_links=False)
         dst = self.resolve(destination, Access.WRITE, follow_links=False)
         self._refuse_roots(src, "moved")
-        self._refuse_into_itself(src, dst, "move")
+        self._transfer(src, dst, overwrite, moving=True)
+
+    def copy(self, source: PathArg, destination: PathArg, *, overwrite: bool = False) -> str:
+        """Copy a file, link (as a link) or directory tree; all of it appears at once or none."""
+        src = self.resolve(source, Access.READ, follow_links=False)
+        dst = self.resolve(destination, Access.WRITE, follow_links=False)
+        return self._transfer(src, dst, overwrite, moving=False)
+
+    def _transfer(self, src: ResolvedPath, dst: ResolvedPath, overwrite: bool, moving: bool) -> str:
+        """:meth:`rename` (``moving``) or :meth:`copy`, once the paths are resolved. Returns the source's kind."""
+        self._refuse_into_itself(src, dst, "move" if moving else "copy")
         tree = self._tree(src)
-        noted = self._changing(src, dst, tree=tree, moving=True) if src.path != dst.path else NOT_WATCHED
+        if src.path == dst.path:
+            noted = NOT_WATCHED
+        elif moving:
+            noted = self._changing(src, dst, tree=tree, moving=True)
+        else:
+            noted = self._changing(dst, tree=tree, arrived=True)
         with noted, ExitStack() as stack:
+            # The source's lock too: no change replaces it while it is looked at and copied.
             stack.enter_context(self.guard.changing(src.path, dst.path))
-            stack.callback(self.guard.moved, src.path, dst.path)
+            stack.callback(self.guard.moved, *((src.path, dst.path) if moving else (dst.path,)))
             # Under the locks: a protected tree moved onto the source meanwhile is seen.
-            self._keep_protected(src, dst, "moving")
+            self._keep_protected(src, dst, "moving" if moving else "copying")
             with _mapped(src):
                 s = stack.enter_context(self.confinement.at(src))
-                src_mode = dirfd.lstat(s.fd, s.name).st_mode
+                st = dirfd.lstat(s.fd, s.name)
+            kind = kind_of(st.st_mode)
+            if not moving and kind == "file" and st.st_size > self.max_file_bytes:
+                raise ToolError(ErrorCode.FILE_TOO_LARGE, f"{src} is larger than the {self.max_file_bytes:,}-byte limit")
             if src.path == dst.path:
-                return
+                if moving:
+                    return kind
+                raise ToolError(ErrorCode.INVALID_PARAMS, "source and destination are the same path")
             created = stack.enter_context(self._parents_undone_on_failure(True))
             with _mapped(dst):
                 d = stack.enter_context(self.confinement.at(dst, created))
-            self._clear_destination(src_mode, d, dst, overwrite)
+                old = dirfd.lstat_or_none(d.fd, d.name)
+            if old is not None:
+                if not overwrite:
+                    raise ToolError(ErrorCode.ALREADY_EXISTS, f"{dst} already exists; pass overwrite: true to replace it")
+                self._refuse_roots(dst, "replaced")
+                if stat_mod.S_ISDIR(old.st_mode) != stat_mod.S_ISDIR(st.st_mode):
+                    what, new = ("a directory", "file") if stat_mod.S_ISDIR(old.st_mode) else ("a file", "directory")
+                    raise ToolError(ErrorCode.ALREADY_EXISTS, f"{dst} is {what}; a {new} cannot replace it. Delete it first")
             with _mapped(dst):
+                if not moving:
+                    self._copy_into_place(s, d, overwrite, src, tree)
+                    return kind
                 try:
                     os.rename(s.name, d.name, src_dir_fd=s.fd, dst_dir_fd=d.fd)
                 except OSError as exc:
@@ -683,33 +696,6 @@ class FileSystem:
                     self._copy_into_place(s, d, overwrite, src, tree, moving=True)
                     dirfd.fsync_dir(s.fd)
                 dirfd.fsync_dir(d.fd)
-
-    def copy(self, source: PathArg, destination: PathArg, *, overwrite: bool = False) -> str:
-        """Copy a file, link (as a link) or directory tree; all of it appears at once or none."""
-        src = self.resolve(source, Access.READ, follow_links=False)
-        dst = self.resolve(destination, Access.WRITE, follow_links=False)
-        self._refuse_into_itself(src, dst, "copy")
-        tree = self._tree(src)
-        noted = self._changing(dst, tree=tree, arrived=True) if src.path != dst.path else NOT_WATCHED
-        with noted, ExitStack() as stack:
-            # The source's lock too: no change replaces it while it is looked at and copied.
-            stack.enter_context(self.guard.changing(src.path, dst.path))
-            stack.callback(self.guard.moved, dst.path)
-            self._keep_protected(src, dst, "copying")
-            with _mapped(src):
-                s = stack.enter_context(self.confinement.at(src))
-                st = dirfd.lstat(s.fd, s.name)
-            kind = kind_of(st.st_mode)
-            if kind == "file" and st.st_size > self.max_file_bytes:
-                raise ToolError(ErrorCode.FILE_TOO_LARGE, f"{src} is larger than the {self.max_file_bytes:,}-byte limit")
-            if src.path == dst.path:
-                raise ToolError(ErrorCode.INVALID_PARAMS, "source and destination are the same path")
-            created = stack.enter_context(self._parents_undone_on_failure(True))
-            with _mapped(dst):
-                d = stack.enter_context(self.confinement.at(dst, created))
-            self._clear_destination(st.st_mode, d, dst, overwrite)
-            with _mapped(dst):
-                self._copy_into_place(s, d, overwrite, src, tree)
         return kind
 
     def _copy_into_place(self, s: Place, d: Place, overwrite: bool, src: ResolvedPath, tree: bool, moving: bool = False) -> None:
@@ -739,10 +725,7 @@ class FileSystem:
                     raise ToolError(ErrorCode.EDIT_CONFLICT, f"{src} became a directory while being copied; nothing was changed: run it again")
                 if moving:
                     move.callback(temporaries.LEDGER.done, temporaries.move(s.fd, s.name, d.fd, d.name, noted))
-                try:
-                    old = dirfd.lstat(d.fd, d.name)
-                except FileNotFoundError:
-                    old = None
+                old = dirfd.lstat_or_none(d.fd, d.name)
                 if old is not None and not overwrite:
                     raise FileExistsError(errno.EEXIST, "exists", d.name)
                 if old is not None and stat_mod.S_ISDIR(old.st_mode):
@@ -767,21 +750,6 @@ class FileSystem:
                 with temporaries.aside(s.fd, s.name, gone, restore=False):
                     dirfd.fsync_dir(s.fd)
                     dirfd.remove_node(s.fd, gone)
-
-    def _clear_destination(self, src_mode: int, d: Place, dst: ResolvedPath, overwrite: bool) -> None:
-        try:
-            dst_mode = dirfd.lstat(d.fd, d.name).st_mode
-        except FileNotFoundError:
-            return
-        except OSError as exc:
-            raise os_error(exc, dst) from None
-        if not overwrite:
-            raise ToolError(ErrorCode.ALREADY_EXISTS, f"{dst} already exists; pass overwrite: true to replace it")
-        self._refuse_roots(dst, "replaced")
-        src_is_dir = stat_mod.S_ISDIR(src_mode)
-        if stat_mod.S_ISDIR(dst_mode) != src_is_dir:
-            what = "a directory" if stat_mod.S_ISDIR(dst_mode) else "a file"
-            raise ToolError(ErrorCode.ALREADY_EXISTS, f"{dst} is {what}; a {'directory' if src_is_dir else 'file'} cannot replace it. Delete it first")
 
     def _refuse_roots(self, p: ResolvedPath, verb: str) -> None:
         if p.is_root:
@@ -833,13 +801,8 @@ def _lstat(dir_fd: int, name: str, follow: bool) -> os.stat_result:
     return st
 
 
-def _open_regular(p: ResolvedPath, dir_fd: int, name: str, flags: int) -> int:
-    """Open a regular file: never through a link, never blocking on a pipe."""
-    return _open_regular_stat(p, dir_fd, name, flags)[0]
-
-
-def _open_regular_stat(p: ResolvedPath, dir_fd: int, name: str, flags: int) -> tuple[int, os.stat_result]:
-    """:func:`_open_regular`, and the file's status as it was opened."""
+def _open_regular(p: ResolvedPath, dir_fd: int, name: str, flags: int) -> tuple[int, os.stat_result]:
+    """Open a regular file: never through a link, never blocking on a pipe. With its status as it was opened."""
     try:
         fd = os.open(name, flags | dirfd.READ, 0o666, dir_fd=dir_fd)
     except OSError as exc:
@@ -860,15 +823,15 @@ def _open_regular_stat(p: ResolvedPath, dir_fd: int, name: str, flags: int) -> t
         raise
 
 
-def _open_for_append(p: ResolvedPath, dir_fd: int, name: str, create: bool) -> tuple[int, bool]:
-    """The file opened to append, and whether this call created it (so a failure removes it)."""
+def _open_for_append(p: ResolvedPath, dir_fd: int, name: str, create: bool) -> tuple[int, os.stat_result, bool]:
+    """The file opened to append, its status, and whether this call created it (so a failure removes it)."""
     flags = os.O_WRONLY | os.O_APPEND
     if create:
         try:
-            return _open_regular(p, dir_fd, name, flags | os.O_CREAT | os.O_EXCL), True
+            return *_open_regular(p, dir_fd, name, flags | os.O_CREAT | os.O_EXCL), True
         except FileExistsError:
             pass
-    return _open_regular(p, dir_fd, name, flags), False
+    return *_open_regular(p, dir_fd, name, flags), False
 
 
 def _commit(dir_fd: int, tmp: str, name: str, overwrite: bool) -> None:

@@ -12,11 +12,9 @@ Two concerns that must agree on what "the file as it is" means, so they live tog
   whose version has moved since, by someone else, is refused with ``EDIT_CONFLICT``; reading
   the file again lifts it. ``stale_guard = false`` turns the guard off, never the locks.
 
-A version is a hash of ``(st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns)``. An atomic
-replace makes a new inode; any write in place moves ctime, which no user can set back, and
-Linux (6.13 and later) stamps a change with a fine-grained ctime once the old one was looked
-at, so even a same-size rewrite within the same clock tick gets a new version. Reading the
-content to hash it would cost a whole read for every ``get_file_info`` and every write.
+A version is a hash of ``(st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns)``, not of the
+content, which would cost a whole read for every ``get_file_info`` and every write; why it
+moves with every change: docs/tools/read.md (``version``).
 """
 
 from __future__ import annotations
