@@ -104,7 +104,7 @@ def test_a_fixture_wider_than_a_test_never_writes_the_real_state_directory_eithe
 
 @pytest.mark.anyio
 async def test_a_directory_swapped_for_a_link_after_the_check_gets_nothing_written_outside(root: Path, tmp_path: Path, monkeypatch):
-    from fsmcp.paths import restore
+    from fsmcp.builtin import journal_restore as restore
 
     outside = tmp_path / "outside"
     outside.mkdir()

@@ -23,7 +23,8 @@ from pathlib import Path
 import anyio
 import pytest
 from fsmcp.api.config import build_settings
-from fsmcp.paths import restore, state
+from fsmcp.builtin import journal_restore as restore
+from fsmcp.paths import state
 from fsmcp.testing import ToolCalls, forked, serve_stdio, tree_of
 
 pytestmark = pytest.mark.anyio

@@ -330,7 +330,7 @@ async def test_a_temporary_of_a_json_write_cut_short_is_removed_at_start(killed,
 async def test_a_rollback_that_fails_at_start_keeps_the_change_for_undo(tmp_path: Path, caplog, monkeypatch):
     # A transactional batch killed after 4 of 10 files; the next start's rollback fails (a full
     # disk, say): the change is kept, as it stood, for an undo later; never removed with its copies.
-    from fsmcp.paths import restore
+    from fsmcp.builtin import journal_restore as restore
 
     root, journal = tmp_path / "root", tmp_path / "journal"
     root.mkdir()

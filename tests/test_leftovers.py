@@ -361,7 +361,7 @@ by side: one test of them all took two minutes on a loaded machine, the suite's 
 COPIED_TREE_POINTS = 32
 """Kill points spread over the undo of the copied tree. The deletion of the copy set aside is the
 last ninth or so of the undo's system calls; 32 points put three of them inside it (unlinkat
-#27, #62, #97, in three of the four chunks). With the bug put back (restore.py's put_back
+#27, #62, #97, in three of the four chunks). With the bug put back (journal_restore.py's put_back
 deleting the set-aside tree under its ledger note "put back when found", not renamed and noted
 "drop" first), the test failed in 3 of 3 runs, each time at all three points: the next start
 put a half-deleted tree back. 64 points (before) killed at the same kind of state twice as often."""

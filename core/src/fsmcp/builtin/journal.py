@@ -36,7 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..paths import dirfd, restore
+from . import journal_restore
+from ..paths import dirfd
 from ..paths.change import Change, refuse_read_only
 from ..api.config import Settings
 from ..api.errors import ErrorCode, ToolError
@@ -153,7 +154,7 @@ class _Pending:
             return
         nested = [r for r in self.records if _under(r.path.path, p.path)]
         with self.conf.at(p) as place:
-            size = restore.tree_bytes(place.fd, place.name)
+            size = journal_restore.tree_bytes(place.fd, place.name)
             if self.bytes + size > self.journal.max_bytes:
                 self.give_up(f"{p} is {size:,} bytes, more than the journal keeps for one change (journal_max_bytes {self.journal.max_bytes:,})")
                 return
@@ -165,7 +166,7 @@ class _Pending:
                 dirfd.copy_node(place.fd, place.name, data, copy)
                 for r in nested:  # the tree's copy is made whole as it was before the call
                     self._merge(data, copy, p, r)
-                digest = restore.digest_at(data, copy)
+                digest = journal_restore.digest_at(data, copy)
         self.bytes += size
         self.records = [r for r in self.records if r not in nested]
         self.records.append(Record(p, kind_of(st.st_mode), st.st_mode & 0o7777, copy, size + sum(r.size for r in nested), digest))
@@ -217,7 +218,7 @@ class _Pending:
             return True
         with self._data() as data:
             for r in self.records:
-                before = restore.ABSENT if r.copy is None else restore.digest_at(data, r.copy)
+                before = journal_restore.ABSENT if r.copy is None else journal_restore.digest_at(data, r.copy)
                 if _digest_or_none(self.conf, r.path) != before:
                     return False  # or out of reach now: what it holds is unknown, the record is kept
         return True
@@ -280,7 +281,7 @@ class Journal:
         # A path out of reach now (a link swapped in on its way): recorded all the same, so that
         # its copy can be undone once the way is mended; unknown, what it holds counts as changed
         # (absent is what the recovery of a cut-short change records then, too).
-        records = [r.to_json(after or restore.ABSENT) for r, after in afters]
+        records = [r.to_json(after or journal_restore.ABSENT) for r, after in afters]
         unreached = [str(r.path) for r, after in afters if after is None]
         meta = {
             "time": change.time,
@@ -512,7 +513,7 @@ class Journal:
             meta.update(_replayed(fd), undone=None, interrupted="kept", id=0)
             records = meta["records"]
             for r in records:
-                r["after"] = restore.ABSENT  # a placeholder for the checks; taken below
+                r["after"] = journal_restore.ABSENT  # a placeholder for the checks; taken below
             problem = _problem(meta)
             if problem is None and not _session_read(meta):
                 problem = "its session is not a session's id"
@@ -536,12 +537,12 @@ class Journal:
                 conf = fs.confinement
                 if relinked is None:
                     for p, r in items:
-                        r["after"] = _digest_or_none(conf, p) or restore.ABSENT
-                    if all(r["after"] == (r["digest"] or restore.ABSENT) for r in records):
+                        r["after"] = _digest_or_none(conf, p) or journal_restore.ABSENT
+                    if all(r["after"] == (r["digest"] or journal_restore.ABSENT) for r in records):
                         return None, 0, None, None
                 if intent["transactional"] and not meta["reason"] and relinked is None:
                     try:
-                        restore.put_back(conf, store, [(p, r["copy"]) for p, r in items])
+                        journal_restore.put_back(conf, store, [(p, r["copy"]) for p, r in items])
                     except OSError as exc:
                         # Kept as it now stands, for an undo once the cause is mended: never removed
                         # with the copies that undo needs.
@@ -549,8 +550,8 @@ class Journal:
                     else:
                         meta.update(undone=time.time(), interrupted="rolled back")
                     for p, r in items:
-                        r["after"] = _digest_or_none(conf, p) or restore.ABSENT
-                size = restore.tree_bytes(fd, "data")
+                        r["after"] = _digest_or_none(conf, p) or journal_restore.ABSENT
+                size = journal_restore.tree_bytes(fd, "data")
             finally:
                 os.close(store)
         finally:
@@ -670,7 +671,7 @@ class Journal:
         store = _open_below(self.dir, ["changes", name, "data"], dirfd.LIST)
         try:
             _check_copies(store, meta)
-            restore.put_back(conf, store, [(p, r["copy"]) for p, r in items])
+            journal_restore.put_back(conf, store, [(p, r["copy"]) for p, r in items])
         finally:
             os.close(store)
 
@@ -796,7 +797,7 @@ def _loads(data: bytes) -> Any:
 
 def _visible_path(path: str, records: list[dict[str, Any]]) -> bool:
     # As _shown: a path under a record of an absence that is absent again is not worth showing.
-    return not any(r["kind"] == "absent" and r["after"] == restore.ABSENT and _under(Path(path), Path(r["path"])) for r in records)
+    return not any(r["kind"] == "absent" and r["after"] == journal_restore.ABSENT and _under(Path(path), Path(r["path"])) for r in records)
 
 
 def _session_read(meta: dict[str, Any]) -> bool:
@@ -832,7 +833,7 @@ def _check_copies(store: int, meta: dict[str, Any]) -> None:
             raise _damaged(meta["id"], f"the saved copy of {r['path']} is missing") from None
         if kind_of(st.st_mode) != r["kind"]:
             raise _damaged(meta["id"], f"the saved copy of {r['path']} is a {kind_of(st.st_mode)}, not the {r['kind']} recorded")
-        if restore.tree_bytes(store, copy) != r["size"] or restore.digest_at(store, copy) != r["digest"]:
+        if journal_restore.tree_bytes(store, copy) != r["size"] or journal_restore.digest_at(store, copy) != r["digest"]:
             raise _damaged(meta["id"], f"the saved copy of {r['path']} is not the one recorded (its size or digest differs)")
 
 
@@ -901,7 +902,7 @@ def _record_problem(r: Any) -> str | None:
         return f"for {path} whose mode or size is out of range"
     if (digest is None) != (copy is None) or (digest is not None and not (isinstance(digest, str) and _HEX.fullmatch(digest))):
         return f"for {path} without the digest of its saved copy"
-    if not (isinstance(after, str) and (after == restore.ABSENT or _HEX.fullmatch(after))):
+    if not (isinstance(after, str) and (after == journal_restore.ABSENT or _HEX.fullmatch(after))):
         return f"for {path} without the digest of what the change left"
     return None
 
@@ -930,7 +931,7 @@ def _open_below(top: Path, names: list[str], flags: int) -> int:
 
 def _digest_or_none(conf: Any, p: ResolvedPath) -> str | None:
     try:
-        return restore.digest(conf, p)
+        return journal_restore.digest(conf, p)
     except (OSError, ToolError):
         return None  # unreachable now (a link to outside on the way): changed, as far as we know
 

@@ -1,4 +1,4 @@
-"""Fingerprints of paths inside the roots, and putting saved copies back all at once.
+"""The journal's undo: fingerprints of paths inside the roots, and putting saved copies back all at once.
 
 Everything inside the roots is reached through :class:`~fsmcp.paths.roots.Confinement` (a link on
 the way that leads out of the roots is ``ACCESS_DENIED``); the saved copies are read through a
@@ -13,10 +13,10 @@ import stat as stat_mod
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 
-from . import dirfd, temporaries
-from .temporaries import temp_name
-from .roots import Confinement, Created, Place, ResolvedPath
 from ..api.errors import ErrorCode, ToolError
+from ..paths import dirfd, temporaries
+from ..paths.roots import Confinement, Created, Place, ResolvedPath
+from ..paths.temporaries import temp_name
 
 ABSENT = "absent"
 
