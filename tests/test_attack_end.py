@@ -72,6 +72,27 @@ def _parent(pid: int) -> int:
     return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
 
 
+async def _beside(place: Path, way: str, first: str, script: str, timeout: int) -> dict[str, str]:
+    """What two calls at once answer: ``first`` (a shell command carrying ``{MARKER}-first``), and,
+    once it runs, the program ``script`` given the process ids of the first program, its parent
+    and its process group."""
+    async with _serve(place, WAYS[way]) as client:
+        await client.call_tool("run_shell", {"command": "true"})
+        ends: dict[str, str] = {}
+
+        async def call(name: str, command: str) -> None:
+            ends[name] = text_of(await client.call_tool("run_shell", {"command": command, "timeout": timeout}))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(call, "first", first)
+            await _until(lambda: processes_with(f"{MARKER}-first"), "the first program never started")
+            program = min(processes_with(f"{MARKER}-first"))
+            pids = {program, _parent(program), os.getpgid(program)}
+            tg.start_soon(call, "second", f"{PYTHON} -I {script} {' '.join(map(str, sorted(pids)))}")
+    print(pids, *ends.values(), sep="\n")
+    return ends
+
+
 SIGNALS = ("USR2", "ALRM", "PIPE", "VTALRM", "PROF", "XCPU", "IO", "SEGV", "TERM", "INT", "HUP", "QUIT")
 """Signals whose default action ends a process (SIGUSR1, which a launcher takes for its server's
 end and answers by killing its group, is tried alone)."""
@@ -327,22 +348,8 @@ async def test_a_program_cannot_change_the_end_of_another_calls_program(place, w
     of its own); the first program still ends as it ended (exit 3, after its output)."""
     (place / "root" / "cross.py").write_text(CROSS)
     first = f"sleep 1.5; echo {MARKER}-first; exit 3"
-    async with _serve(place, WAYS[way]) as client:
-        await client.call_tool("run_shell", {"command": "true"})
-        ends: dict[str, str] = {}
-
-        async def call(name: str, command: str) -> None:
-            ends[name] = text_of(await client.call_tool("run_shell", {"command": command, "timeout": 10}))
-
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(call, "first", first)
-            await _until(lambda: processes_with(f"{MARKER}-first"), "the first program never started")
-            program = min(processes_with(f"{MARKER}-first"))
-            pids = {program, _parent(program), os.getpgid(program)}
-            tg.start_soon(call, "second", f"{PYTHON} -I cross.py {' '.join(map(str, sorted(pids)))}")
-    print(pids, *ends.values(), sep="\n")
+    ends = await _beside(place, way, first, "cross.py", timeout=10)
     assert ends["first"].startswith("exit_code: 3 ") and f"{MARKER}-first" in ends["first"], ends
-
 
 
 CROSS_LIMIT = '''
@@ -362,24 +369,10 @@ async def test_a_program_cannot_limit_another_calls_launcher(place, way):
     """Two calls at once: the second program, told the process ids of the first call's launcher,
     its namespace's first process and its program, sets their RLIMIT_NOFILE, RLIMIT_AS and
     RLIMIT_DATA to 0. The first program (which leaves a child behind, deaf to SIGTERM, as a
-daemon's start may)
-    ends with exit 3 at once and is reported so, within its timeout."""
+    daemon's start may) ends with exit 3 at once and is reported so, within its timeout."""
     (place / "root" / "limit.py").write_text(CROSS_LIMIT)
     first = f"(trap '' TERM; exec sleep 30) & sleep 1.5; echo {MARKER}-first; exit 3"
-    async with _serve(place, WAYS[way]) as client:
-        await client.call_tool("run_shell", {"command": "true"})
-        ends: dict[str, str] = {}
-
-        async def call(name: str, command: str) -> None:
-            ends[name] = text_of(await client.call_tool("run_shell", {"command": command, "timeout": 6}))
-
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(call, "first", first)
-            await _until(lambda: processes_with(f"{MARKER}-first"), "the first program never started")
-            program = min(processes_with(f"{MARKER}-first"))
-            pids = {program, _parent(program), os.getpgid(program)}
-            tg.start_soon(call, "second", f"{PYTHON} -I limit.py {' '.join(map(str, sorted(pids)))}")
-    print(pids, *ends.values(), sep="\n")
+    ends = await _beside(place, way, first, "limit.py", timeout=6)
     assert ends["first"].startswith("exit_code: 3 ") and "timed_out" not in ends["first"], ends
 
 
@@ -402,20 +395,7 @@ async def test_a_program_cannot_end_another_calls_program_by_its_limits(place, w
     writes a file (exit 5 if it cannot), prints and exits 3, and must be reported so."""
     (place / "root" / "fsize.py").write_text(CROSS_FSIZE)
     first = f"sleep 1.5; echo x > out.txt || exit 5; echo {MARKER}-first; exit 3"
-    async with _serve(place, WAYS[way]) as client:
-        await client.call_tool("run_shell", {"command": "true"})
-        ends: dict[str, str] = {}
-
-        async def call(name: str, command: str) -> None:
-            ends[name] = text_of(await client.call_tool("run_shell", {"command": command, "timeout": 6}))
-
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(call, "first", first)
-            await _until(lambda: processes_with(f"{MARKER}-first"), "the first program never started")
-            program = min(processes_with(f"{MARKER}-first"))
-            pids = {program, _parent(program), os.getpgid(program)}
-            tg.start_soon(call, "second", f"{PYTHON} -I fsize.py {' '.join(map(str, sorted(pids)))}")
-    print(pids, *ends.values(), sep="\n")
+    ends = await _beside(place, way, first, "fsize.py", timeout=6)
     assert ends["first"].startswith("exit_code: 3 ") and f"{MARKER}-first" in ends["first"], ends
 
 @pytest.mark.parametrize("way", list(WAYS))

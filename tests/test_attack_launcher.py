@@ -321,31 +321,6 @@ sys.exit(0)
 '''
 
 
-FORGE = '''
-import ctypes, os, sys
-libc = ctypes.CDLL(None, use_errno=True)
-taken = []
-for pid in (1, os.getppid()):
-    try:
-        pidfd = os.pidfd_open(pid)
-    except OSError as exc:
-        print("pidfd_open", pid, exc.strerror)
-        continue
-    for target in range(3, 256):
-        fd = libc.syscall(438, pidfd, target, 0)  # pidfd_getfd: a descriptor of that process's
-        if fd >= 0:
-            taken.append((pid, target))
-            try:
-                os.write(fd, (9).to_bytes(4, "little"))  # the wait status of a SIGKILL
-            except OSError:
-                pass
-        elif ctypes.get_errno() != 9:
-            print("pidfd_getfd", pid, target, os.strerror(ctypes.get_errno()))
-print("taken", taken, flush=True)
-sys.exit(0)
-'''
-
-
 async def test_a_program_cannot_take_its_waiters_descriptors_to_forge_its_end(place):
     """Promises 3 and 5: the processes that wait for a program (the namespace's first process)
     hold the pipe its end is reported on; a program that takes their descriptors
