@@ -413,7 +413,7 @@ def kept(status: str) -> None:
         except ChildProcessError:
             _end_as(code or 0)
         killed.discard(str(pid).encode())  # reaped: its number may come back as another's
-        if pid == program:
+        if pid == program and code is None:  # a leftover may get the program's number once it is reaped
             code = ended
         if code is not None and children >= 0:  # the program has ended: whatever is left (or reparented since) goes
             # Each once: a program that leaves thousands would otherwise be killed again at each reaping.
