@@ -291,7 +291,9 @@ def _orphaned(signum: int = ORPHANED, frame: object = None) -> None:
 
 
 def _ignore(signum: int, frame: object) -> None:
-    """The program's process group gets the server's signals too: the waiters only wait."""
+    """The waiters share the launcher's process group, which the server signals (a timeout), and
+    may be signalled by the program: they only wait (in a PID namespace the first process passes
+    the server's on, :func:`alone`)."""
 
 
 def _undumpable() -> None:
