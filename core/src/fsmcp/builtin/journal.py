@@ -297,6 +297,7 @@ class Journal:
         self.running.discard(pending)
         with self._locked():
             number = self._file(directory, meta, pending.bytes)
+        change.number = number
         if pending.reason is not None:
             return f"This change cannot be undone: {pending.reason}."
         if unreached:

@@ -47,6 +47,8 @@ class Change:
     answer whether a path is protected (the secrets policy); without one, every path is.
     ``transactional`` is the tool's word that the change is all or nothing (a transactional
     batch): cut short by a crash, it is rolled back at the next start rather than kept.
+    ``number`` is the change's number in the journal once the journal kept it (its after-change
+    hook), else None; a result whose data holds ``changeId`` gets it there (the host's runner).
     """
 
     def __init__(
@@ -63,6 +65,7 @@ class Change:
         self.state: dict[str, Any] = {}
         self.notes: list[str] = []
         self.transactional = False
+        self.number: int | None = None
         self.snapshots: list[Any] = []
         """The call's live snapshots (:meth:`fsmcp.paths.fs.FileSystem.snapshot`), told of every change its primitives make."""
         self._seen: set[Path] = set()

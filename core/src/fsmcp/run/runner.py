@@ -338,6 +338,8 @@ class CallRunner:
                 raise
             if own and ctx.change.paths:
                 out = _noted(out, await road.blocking(self._finish, ctx.change, False))
+                if isinstance(out, ToolResult) and isinstance(out.data, dict) and "changeId" in out.data:
+                    out.data["changeId"] = ctx.change.number  # known only once the journal has kept it
             return out
         finally:
             if ctx.ordered:
