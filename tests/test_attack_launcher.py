@@ -173,18 +173,22 @@ async def test_a_program_ends_its_call_while_a_later_program_runs_on(place):
         await client.call_tool("run_shell", {"command": "true"})
         ends: list[str] = []
 
+        # Each program writes to a view of its own: the test, not the later program, lets the
+        # first end, and the programs look by listing (a name looked up in a view stays missing).
         async def first() -> None:
-            result = await client.call_tool("run_shell", {"command": f"while [ ! -e go ]; do sleep 0.01; done; echo {MARKER}-first"})
+            result = await client.call_tool("run_shell", {"command": f"until ls -a | grep -qx go; do sleep 0.01; done; echo {MARKER}-first"})
             ends.append(text_of(result))
 
         async def later() -> None:
             await _until(lambda: processes_with(f"{MARKER}-first"), "the first program never started")
-            result = await client.call_tool("run_shell", {"command": f"touch go; while [ ! -e stop ]; do sleep 0.01; done; echo {MARKER}-later", "timeout": 60})
+            result = await client.call_tool("run_shell", {"command": f"until ls -a | grep -qx stop; do sleep 0.01; done; echo {MARKER}-later", "timeout": 60})
             ends.append(text_of(result))
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(first)
             tg.start_soon(later)
+            await _until(lambda: processes_with(f"{MARKER}-later"), "the later program never started")
+            (root / "go").touch()
             await _until(lambda: ends, "the first call did not end while the later program ran")
             assert f"{MARKER}-first" in ends[0] and "exit_code: 0" in ends[0], ends
             (root / "stop").touch()

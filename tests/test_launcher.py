@@ -305,3 +305,38 @@ async def test_a_forked_servers_launcher_ends_with_it(tmp_path):
     with anyio.fail_after(30):
         while alive(mine[0]):
             await anyio.sleep(0.01)
+
+
+def test_a_rule_added_in_the_view_never_grants_a_link_swapped_in(tmp_path):
+    """The launcher adds the rules beneath an overlaid root once the overlay is mounted, by path:
+    a directory swapped for a link on the way (by another program, another call) would have the
+    rule granted to the link's target. Such a rule is left out."""
+    from fsmcp.sandbox import launch
+
+    real = tmp_path / "real"
+    real.mkdir()
+    (real / "f").write_text("granted\n")
+    away = tmp_path / "away"
+    away.mkdir()
+    (away / "f").write_text("target\n")
+    (tmp_path / "swapped").symlink_to(away)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        fd = _ruleset()
+        launch.add_rules(fd, [(landlock.RUN, str(real)), (landlock.RUN, str(tmp_path / "swapped"))])
+        launch.confine(fd)
+        seen = []
+        for path in (real / "f", away / "f"):
+            try:
+                seen.append(path.read_text().strip())
+            except PermissionError:
+                seen.append("denied")
+        os.write(write, json.dumps(seen).encode())
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as pipe:
+        seen = json.loads(pipe.read())
+    os.waitpid(pid, 0)
+    assert seen == ["granted", "denied"]

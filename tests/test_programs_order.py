@@ -78,6 +78,22 @@ def _leaked(text: str) -> list[str]:
     return [line for line in text.splitlines() if MARKER in line and f"{MARKER}-public" not in line]
 
 
+def _not_listed(name: str) -> str:
+    """A shell test that ``name`` is not (yet) in the working directory, asked by listing it: in a
+    program's copy-on-write view a name looked up and not found stays so (the overlay keeps its
+    negative entry), while a listing shows what another process made since."""
+    return f"! ls -a | grep -qx {name}"
+
+
+def _running(started: anyio.Event):
+    """A progress callback that sets ``started``: the first comes a second into the program's run."""
+
+    async def progressed(progress: float, total: float | None, message: str | None) -> None:
+        started.set()
+
+    return progressed
+
+
 async def _until(condition) -> None:
     with anyio.fail_after(60):  # generous: only a broken server takes long
         while not condition():
@@ -221,7 +237,7 @@ async def test_a_change_waiting_for_a_program_gives_up_when_cancelled(tmp_path):
     root = _seed(tmp_path, False)
     host = host_for([root], [("shell", fsmcp_shell.hooks), ("write", fsmcp_write.hooks)], sandbox="require", plugins={"shell": {"allow_shell": True}})
     # The shell runs until the test lets it end (at most 20 s).
-    script = "i=0; while [ ! -e stop ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; echo ended"
+    script = f"i=0; while {_not_listed('stop')} && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; echo ended"
     async with connect(host) as client:
         shell: dict[str, str] = {}
         scope = anyio.CancelScope()
@@ -353,8 +369,8 @@ async def test_a_call_starting_a_second_program_is_not_held_by_a_change_waiting_
 
 # -- what does not wait: only a change that can bring a protected file into view is ordered ----------
 
-# The shell says it started, then waits (a bounded number of times) for the test to let it end.
-WAITING = "touch started; i=0; while [ ! -e stop ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; echo ended $i"
+# The shell waits (a bounded number of times) for the test to let it end.
+WAITING = f"i=0; while {_not_listed('stop')} && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; echo ended $i"
 
 
 @pytest.mark.parametrize("way", list(WAYS))
@@ -366,14 +382,16 @@ async def test_writing_and_editing_plain_files_does_not_wait_for_a_running_progr
     seen: dict[str, tuple[bool, str]] = {}
     async with _serve(place, root, WAYS[way], "shell,write,read,edit") as client:
 
+        started = anyio.Event()
+
         async def shell() -> None:
-            result = await client.call_tool("run_shell", {"command": WAITING})
+            result = await client.call_tool("run_shell", {"command": WAITING}, progress_callback=_running(started))
             seen["shell"] = (bool(result.is_error), text_of(result))
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(shell)
             try:
-                await _until(lambda: (root / "started").exists() or "shell" in seen)
+                await _until(lambda: started.is_set() or "shell" in seen)
                 calls = [
                     ("write_file", {"path": "new.txt", "content": "written\n"}),
                     ("edit_file", {"path": "plain.txt", "edits": [{"old_text": "before", "new_text": "after"}]}),
@@ -507,17 +525,18 @@ async def test_a_protected_file_written_while_a_program_runs_waits_for_it(place,
     config = place / "fsmcp.toml"
     config.write_text(config.read_text() + "\n[plugins.secrets]\nallow_write = true\n")
     # The shell looks (bounded) for the new .env, and reads it if it comes.
-    script = "touch started; i=0; while [ ! -e c/.env ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; cat c/.env; echo done $i"
+    script = "i=0; while ! ls -a c | grep -qx .env && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; cat c/.env; echo done $i"
     seen: dict[str, tuple[bool, str]] = {}
     async with _serve(place, root, WAYS[way]) as client:
+        started = anyio.Event()
 
         async def shell() -> None:
-            result = await client.call_tool("run_shell", {"command": script})
+            result = await client.call_tool("run_shell", {"command": script}, progress_callback=_running(started))
             seen["shell"] = (bool(result.is_error), text_of(result))
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(shell)
-            await _until(lambda: (root / "started").exists() or "shell" in seen)
+            await _until(lambda: started.is_set() or "shell" in seen)
             result = await client.call_tool("write_file", {"path": "c/.env", "content": f"TOKEN={MARKER}-written\n"})
             seen["write"] = (bool(result.is_error), text_of(result))
     print(seen)

@@ -28,6 +28,8 @@ _EXPORTS = {
     "FileSystem": ("paths.fs", "FileSystem"),
     "kind_of": ("paths.fs", "kind_of"),
     "start_program": ("sandbox.programs", "start_program"),
+    "ProgramView": ("sandbox.view", "ProgramView"),
+    "commit_view": ("sandbox.commit", "commit"),
     "Snapshot": ("paths.snapshot", "Snapshot"),
     "ExcludeGlobs": ("paths.globs", "ExcludeGlobs"),
     "GlobFilter": ("paths.globs", "GlobFilter"),
@@ -77,6 +79,8 @@ if TYPE_CHECKING:
     from .api.errors import ErrorCode, ToolError
     from .paths.fs import Entry, FileSystem, kind_of
     from .sandbox.programs import start_program
+    from .sandbox.view import ProgramView
+    from .sandbox.commit import commit as commit_view
     from .paths.snapshot import Snapshot
     from .paths.globs import ExcludeGlobs, GlobFilter, compile_globs
     from .paths.guard import ExpectedVersion, expect_version, version

@@ -130,6 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "plugins":
         console.say(host.sandbox.describe())
         console.say(host.sandbox.hiding())
+        console.say(host.sandbox.undoing())
         offered_tools = set(host.tools)
         from ..run.plugins import BUILT_IN
 

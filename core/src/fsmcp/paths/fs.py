@@ -595,6 +595,55 @@ class FileSystem:
         with noted, _mapped(p), self._parents_undone_on_failure(True) as created:
             self._final(p, lambda dfd, name: os.symlink(target, name, dir_fd=dfd), created)
 
+    def bring(self, source: str, path: PathArg) -> None:
+        """Put the file, link or tree at ``source``, outside the roots (a program's upper layer,
+        :mod:`fsmcp.sandbox.commit`), at ``path``, where nothing is: by one rename on the same
+        file system, else by a copy renamed into place. The journal records ``path`` absent,
+        so an undo removes it whole.
+
+        Everything it brings is checked first as a tool's write of it would be: each path
+        through the path policy (a protected name refused), each link's target inside the roots,
+        nothing but files, directories and links. Raises ``ToolError`` then, nothing moved.
+        """
+        p = self.resolve(path, Access.WRITE, follow_links=False)
+        top, name = os.path.split(source)
+        where = os.open(top, dirfd.LIST)
+        try:
+            for rel in ["", *(dirfd.tree_below(where, name) if stat_mod.S_ISDIR(dirfd.lstat(where, name).st_mode) else ())]:
+                self._may_bring(os.path.join(source, rel) if rel else source, p.path / rel if rel else p.path)
+            noted = self._changing(p, tree=True, arrived=True)
+            with noted, self.guard.changing(p.path), ExitStack() as stack:
+                created = stack.enter_context(self._parents_undone_on_failure(False))
+                with _mapped(p):
+                    d = stack.enter_context(self.confinement.at(p, created))
+                    if dirfd.lstat_or_none(d.fd, d.name) is not None:
+                        raise ToolError(ErrorCode.ALREADY_EXISTS, f"{p} already exists")
+                    try:
+                        os.rename(name, d.name, src_dir_fd=where, dst_dir_fd=d.fd)
+                    except OSError as exc:
+                        if exc.errno != errno.EXDEV:
+                            raise
+                        staging = temp_name(d.name)
+                        with temporaries.temporary(d.fd, staging):
+                            try:
+                                dirfd.copy_node(where, name, d.fd, staging, self.call.check_cancelled)
+                                os.rename(staging, d.name, src_dir_fd=d.fd, dst_dir_fd=d.fd)
+                            except BaseException:
+                                dirfd.remove_quietly(d.fd, staging)
+                                raise
+                    dirfd.fsync_dir(d.fd)
+                self.guard.moved(p.path)
+        finally:
+            os.close(where)
+
+    def _may_bring(self, source: str, path: Path) -> None:
+        st = os.lstat(source)
+        if not (stat_mod.S_ISREG(st.st_mode) or stat_mod.S_ISDIR(st.st_mode) or stat_mod.S_ISLNK(st.st_mode)):
+            raise ToolError(ErrorCode.INVALID_PARAMS, f"{shown(str(path))} would be a FIFO, socket or device, which is not brought in")
+        self.resolve(str(path), Access.WRITE, follow_links=False)
+        if stat_mod.S_ISLNK(st.st_mode) and self._inside(path.parent, os.readlink(source)) is None:
+            raise ToolError(ErrorCode.ACCESS_DENIED, f"the link {shown(str(path))} would point to {os.readlink(source)!r}, outside the allowed directories")
+
     def snapshot(self, paths: Iterable[PathArg]) -> Snapshot:
         """Watch ``paths`` (files, links, whole trees, or their absence) for what this call changes there.
 

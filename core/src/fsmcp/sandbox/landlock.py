@@ -18,7 +18,7 @@ import ctypes
 import functools
 import os
 import stat
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .launch import SYS_LANDLOCK_ADD_RULE, SYS_LANDLOCK_CREATE_RULESET
@@ -133,9 +133,10 @@ class Ruleset:
         for path in paths:
             self.grant(path, rights)
 
-    def build(self) -> int:
+    def build(self, *, leaving: Sequence[str] = ()) -> int:
         """The ruleset's descriptor (close-on-exec; hand it to the launcher). Paths that do not
-        exist are skipped: a grant allows, it never requires."""
+        exist are skipped: a grant allows, it never requires. The rules at or beneath
+        ``leaving`` (roots the launcher overlays) are left for the launcher (:meth:`beneath`)."""
         fs = handled_fs(self.abi)
         attr = _RulesetAttr(
             handled_access_fs=fs,
@@ -145,13 +146,21 @@ class Ruleset:
         fd = _call(SYS_LANDLOCK_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(ctypes.sizeof(attr)), ctypes.c_uint32(0))
         try:
             for path, rights in self._split().items():
-                self._add(fd, path, rights & fs)
+                if not _beneath(path, leaving):
+                    self._add(fd, path, rights & fs)
             for path, ident in self.pinned.items():
                 self._add(fd, path, READ_FILE & fs, ident)
         except BaseException:
             os.close(fd)
             raise
         return fd
+
+    def beneath(self, roots: Sequence[str]) -> list[tuple[int, str]]:
+        """The rules at or beneath ``roots``, as (rights, path): added by the launcher once it has
+        mounted an overlay on each root (a rule made before on the root's own directory would sit
+        on a mount point hidden under the overlay, never reached from the view)."""
+        fs = handled_fs(self.abi)
+        return [(rights & fs, os.path.normpath(path)) for path, rights in self._split().items() if _beneath(path, roots)]
 
     def _split(self) -> dict[str, int]:
         if not self.hidden and not self.pinned:
@@ -188,6 +197,11 @@ class Ruleset:
                 _call(SYS_LANDLOCK_ADD_RULE, ruleset, RULE_PATH_BENEATH, ctypes.byref(rule), ctypes.c_uint32(0))
         finally:
             os.close(target)
+
+
+def _beneath(path: str, roots: Sequence[str]) -> bool:
+    path = os.path.normpath(path)
+    return any(path == root or path.startswith(root.rstrip("/") + "/") for root in roots)
 
 
 def _around(directory: str, rights: int, hidden: set[str], above: set[str], rules: dict[str, int]) -> None:

@@ -49,6 +49,8 @@ MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVA
 FSCONFIG_SET_STRING, FSCONFIG_CMD_CREATE = 1, 6
 OPEN_TREE_CLONE, MOVE_MOUNT_F_EMPTY_PATH, AT_FDCWD = 1, 0x4, -100
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
+FILE_RIGHTS = 1 | 2 | 4 | 1 << 14 | 1 << 15
+"""Landlock's rights that apply to a file (execute, write, read, truncate, ioctl): a rule on a file holds no others."""
 HOLD = "="
 """Before a path in ``MASKS``: a directory above a protected file, to hold in place (:func:`hold`), not to mask."""
 NO_LINKS = "no-links"
@@ -259,24 +261,96 @@ def hold(path: str) -> None:
     _check(_libc.mount(target, target, None, ctypes.c_ulong(MS_BIND | MS_REC), None), f"mount --rbind {path}")
 
 
-def hide(fd: int) -> None:
+OVERLAY = "\x01"
+"""Before each of a layer's three paths (root, upper, work) in ``MASKS``: mount an overlay on the
+root, before anything is masked (:func:`overlay`)."""
+LATE = "\x02"
+"""Before a Landlock rule in ``MASKS`` (its rights in decimal, then its absolute path): added once the overlays are mounted."""
+
+
+def hide(fd: int) -> list[tuple[int, str]]:
+    """Enter a namespace of this process's own and mount what ``fd``'s listing says: the overlays,
+    then the masks and holds over them. Returns the rules to add to the ruleset now (:func:`add_rules`)."""
     with os.fdopen(fd, "rb") as f:
         paths = [os.fsdecode(p) for p in f.read().split(b"\0") if p]
     enter_namespace()  # with nothing to hide too: the program's PID namespace needs it (alone)
-    if not paths:
-        return
-    tree = empty_tree()
-    try:
-        for path in paths:
-            if path.startswith(HOLD):
-                hold(path[len(HOLD) :])
-            else:
-                as_listed(path)
-                mask(tree, path)
-    finally:
-        os.close(tree)
-    # The working directory was entered before the masks: enter it again through them.
-    os.chdir(os.getcwd())
+    layers = [p[len(OVERLAY) :] for p in paths if p.startswith(OVERLAY)]
+    late = [(int(rights), "/" + path) for rights, _, path in (p[len(LATE) :].partition("/") for p in paths if p.startswith(LATE))]
+    listed = [p for p in paths if not p.startswith((OVERLAY, LATE))]
+    for i in range(0, len(layers), 3):
+        overlay(*layers[i : i + 3])
+    if listed:
+        tree = empty_tree()
+        try:
+            for path in listed:
+                if path.startswith(HOLD):
+                    hold(path[len(HOLD) :])
+                else:
+                    as_listed(path)
+                    mask(tree, path)
+        finally:
+            os.close(tree)
+    if layers or listed:
+        # The working directory was entered before the mounts: enter it again through them.
+        os.chdir(os.getcwd())
+    return late
+
+
+def overlay(root: str, upper: str, work: str) -> None:
+    """Mount an overlay on ``root``, ``root`` its lower layer: what the program writes there lands in ``upper``.
+
+    ``userxattr``: in a user namespace the overlay marks opaque directories with ``user.`` extended
+    attributes (it cannot write ``trusted.`` ones), and with it renaming a directory of the root
+    fails with ``EXDEV`` (programs copy then), so the upper never holds a redirect."""
+    options = f"lowerdir={root},upperdir={upper},workdir={work},userxattr"
+    _check(_libc.mount(b"overlay", os.fsencode(root), b"overlay", 0, os.fsencode(options)), f"mount overlay {root}")
+
+
+def add_rules(ruleset: int, rules: list[tuple[int, str]]) -> None:
+    """Add to ``ruleset`` a rule for each (rights, path), opened now: beneath an overlay, a rule
+    the server made on the root's own directory sits on a mount point hidden under the overlay,
+    which Landlock never reaches from the view."""
+
+    class PathBeneath(ctypes.Structure):
+        _pack_ = 1
+        _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+    for rights, path in rules:
+        try:
+            target = os.open(path, os.O_PATH | os.O_CLOEXEC)
+        except OSError:
+            continue  # a grant allows, it never requires
+        try:
+            if os.readlink(f"/proc/self/fd/{target}") != path:
+                continue  # a link swapped in on the way (by another program, another call): the rule would grant its target
+            if not stat.S_ISDIR(os.fstat(target).st_mode):
+                rights &= FILE_RIGHTS
+            if rights:
+                rule = PathBeneath(rights, target)
+                _check(_libc.syscall(SYS_LANDLOCK_ADD_RULE, ruleset, 1, ctypes.byref(rule), 0), f"landlock_add_rule {path}")
+        finally:
+            os.close(target)
+
+
+def probe_overlay() -> int:
+    """0 when an overlay mounts in this launcher's user namespace here (``--probe-overlay``)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as top:
+        for name in ("lower", "upper", "work"):
+            os.mkdir(os.path.join(top, name))
+        pid = os.fork()
+        if pid == 0:
+            try:
+                enter_namespace()
+                overlay(*(os.path.join(top, name) for name in ("lower", "upper", "work")))
+            except OSError:
+                os._exit(1)
+            os._exit(0)
+        _, code = os.waitpid(pid, 0)
+        if os.path.exists(made := os.path.join(top, "work", "work")):
+            os.chmod(made, 0o700)  # the overlay leaves it mode 000
+        return 0 if os.waitstatus_to_exitcode(code) == 0 else 1
 
 
 ORPHANED = signal.SIGUSR1
@@ -468,6 +542,8 @@ def probe() -> int:
 def main(argv: list[str]) -> int:
     if argv[1:] == ["--probe"]:
         return probe()
+    if argv[1:] == ["--probe-overlay"]:
+        return probe_overlay()
     if argv[1:2] == ["--serve"]:
         return serve(int(argv[2]), int(argv[3]))
     ruleset, masks, status, program, args = argv[1], argv[2], argv[3], argv[4], argv[5:]
@@ -480,11 +556,13 @@ def start(ruleset: str, masks: str, status: str, program: str, args: list[str], 
     """Confine this process and become ``program`` (with the environment ``env``); return the
     exit status of a launcher that could not."""
     try:
+        late: list[tuple[int, str]] = []
         if masks not in ("-", NO_LINKS):
-            hide(int(masks))
+            late = hide(int(masks))
         else:
             kept(status)  # before the ruleset: the launcher stays outside it, to read /proc
         if ruleset != "-":
+            add_rules(int(ruleset), late)
             confine(int(ruleset))
         if masks == NO_LINKS:
             forbid_links()

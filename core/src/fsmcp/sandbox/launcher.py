@@ -191,7 +191,11 @@ async def launch(
     finally:
         for fd in opened:
             os.close(fd)
-    return Launched(pid, report, ours.get(0), ours.get(1), ours.get(2))
+    try:  # its end, seen by the server: the end of its mount namespace and the overlays in it
+        ended = os.pidfd_open(pid)
+    except ProcessLookupError:
+        ended = None  # ended already
+    return Launched(pid, report, ours.get(0), ours.get(1), ours.get(2), ended)
 
 
 def errno_of(why: str) -> int | None:
@@ -262,13 +266,16 @@ class _Send(_Pipe, anyio.abc.ByteSendStream):
 class Launched(anyio.abc.Process):
     """A program started through the running launcher: ``pid`` is its launcher's, which leads
     the program's session (kill the group to end the program and all it started), and ends as
-    the program ends; the exit status comes over the report pipe, as the launcher wrote it. A
+    the program ends; the exit status comes over the report pipe, as the launcher wrote it, and
+    :meth:`wait` returns once the launcher has ended (with it the program's namespaces). A
     launcher killed before it could write it (the caller's ``SIGKILL`` to the group, the
     kernel's out-of-memory killer) reads as killed by ``SIGKILL``."""
 
-    def __init__(self, pid: int, report: int, stdin: int | None, stdout: int | None, stderr: int | None):
+    def __init__(self, pid: int, report: int, stdin: int | None, stdout: int | None, stderr: int | None, ended: int | None = None):
         self._pid = pid
         self._report = report
+        self._ended = ended
+        self._status: bytes | None = None
         self._returncode: int | None = None
         self._waiting = anyio.Lock()
         self._stdin = _Send(stdin) if stdin is not None else None
@@ -278,8 +285,16 @@ class Launched(anyio.abc.Process):
     async def wait(self) -> int:
         async with self._waiting:
             if self._returncode is None:
-                status = await _read(self._report, 4)
-                os.close(self._report)
+                if self._status is None:
+                    self._status = await _read(self._report, 4)
+                    os.close(self._report)
+                status = self._status
+                if self._ended is not None:
+                    # Its report can come before its end: a view is the server's to read only once
+                    # the launcher, which holds the program's mount namespace, has ended.
+                    await anyio.wait_readable(self._ended)
+                    os.close(self._ended)
+                    self._ended = None
                 self._returncode = os.waitstatus_to_exitcode(int.from_bytes(status, "little")) if len(status) == 4 else -signal.SIGKILL
         return self._returncode
 

@@ -28,13 +28,14 @@ import anyio
 import anyio.abc
 
 from ..paths import consent
-from . import masks
+from . import launch, masks
 from ..api.errors import ErrorCode, ToolError
 from ..paths.state import journal_dir
 from ..paths.change import ORDER
 
 if TYPE_CHECKING:
     from . import landlock
+    from .view import ProgramView
     from ..api.config import Settings
     from ..run.context import ToolContext
     from ..paths.protected import ProtectedNames
@@ -134,6 +135,17 @@ class Sandbox:
             "a program cannot read back a file it creates in a directory holding one, nor remove or rename there, nor make hard links"
         )
 
+    def undoing(self) -> str:
+        """Whether what programs change can be undone, for ``fsmcp plugins``."""
+        if self.mode != "off" and not self.confines:
+            return "programs' changes: no program is started"
+        from .view import cannot
+
+        why = cannot(self.mode)
+        if why is None:
+            return "programs' changes: journaled, undoable and previewable (each program writes to a copy-on-write view of the roots)"
+        return f"programs' changes: NOT undoable, nor previewable with dryRun ({why})"
+
     def gate(self, tools: dict[str, Tool]) -> tuple[dict[str, Tool], str | None]:
         """The tools to offer, and what to say about it on stderr at start-up (once), if anything.
 
@@ -166,12 +178,18 @@ async def start_program(
     stdin: int | IO[Any] | None = subprocess.DEVNULL,
     stdout: int | IO[Any] | None = subprocess.PIPE,
     stderr: int | IO[Any] | None = subprocess.PIPE,
+    view: ProgramView | None = None,
 ) -> anyio.abc.Process:
     """Start ``argv`` in a new session, confined to the roots of ``ctx``'s call.
 
     ``executable`` is the program's file (else ``argv[0]`` looked up on ``env``'s PATH).
     ``writes``: the program may change files beneath the read-write roots (otherwise it may
-    only read, wherever it is). ``network``: TCP stays allowed. ``runs``: directories whose
+    only read, wherever it is). ``view`` (with ``writes``): the program writes to that
+    copy-on-write view of the read-write roots, not to them (:class:`fsmcp.ProgramView`); once
+    the process's ``wait()`` has returned, the view is the server's alone to read. A file the
+    user allowed this call to read is read by its identity, which the view would change: the
+    program then runs without it, and ``view.why_not`` says so. ``network``: TCP stays allowed.
+    ``runs``: directories whose
     programs it may start in turn (a shell's PATH), besides the system's. The caller owns the process:
     kill its group (``os.killpg(process.pid, ...)``) and ``aclose`` it when done.
     Raises ``ToolError`` when the kernel cannot confine it and the operator did not set ``sandbox = "off"``.
@@ -201,14 +219,20 @@ async def start_program(
     # A pinned file's neighbours are hidden by the ruleset too, mounts or not: a directory swapped
     # in above the pinned file between this check and the launcher's mounts would bring its own.
     hidden_by_rules = hidden if pinned or not mounts else ()
-    fd = ruleset(ctx, sandbox.abi, program, writes=writes, network=network, runs=runs, hidden=hidden_by_rules, pinned=pinned).build()
+    if view is not None and view.layers and pinned:
+        view.refuse("a file the user allowed this call to read is read by its identity, which a view would change")
+    layers = [layer.root for layer in view.layers] if view is not None else []
+    rules = ruleset(ctx, sandbox.abi, program, writes=writes, network=network, runs=runs, hidden=hidden_by_rules, pinned=pinned)
+    fd = rules.build(leaving=layers)
+    late = [f"{launch.LATE}{rights}{path}" for rights, path in rules.beneath(layers)]
     from . import launcher  # here: the launcher's module loads libc
     from .launch import HOLD
 
     # A directory above a hidden (or allowed) file is held in place too: renamed, it would carry
     # the file out from under the name that protects it, to be read by the server's own tools.
     held = masks.above([*hidden, *pinned], (str(root.path) for root in ctx.fs.roots.roots)) if mounts else []
-    listed = masks.listing([*(HOLD + d for d in held), *hidden]) if mounts else None
+    overlays = view.listing() if view is not None else []
+    listed = masks.listing([*overlays, *late, *(HOLD + d for d in held), *hidden]) if mounts else None
     status, told = os.pipe()
     try:
         # Hidden by Landlock alone, a protected file could be linked to a plain name the server reads.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from pydantic import Field, field_validator
+from pydantic import BaseModel, Field, field_validator
 
 from fsmcp import ToolInput
 
@@ -15,6 +15,7 @@ MAX_ARG_CHARS = 8192
 
 _TIMEOUT = "Seconds, then killed."
 _MAX_OUTPUT = "Bytes kept of stdout and of stderr each."
+_DRY_RUN = "Only report what it would change (a diff)."
 
 
 class _Limits(ToolInput):
@@ -50,6 +51,7 @@ class RunCommandInput(_Limits):
     working_directory: str | None = None
     timeout: float = Field(30, gt=0, description=_TIMEOUT)
     max_output_bytes: int = Field(65536, ge=1, le=MAX_OUTPUT_BYTES, description=_MAX_OUTPUT)
+    dry_run: bool = Field(False, description=_DRY_RUN)
 
     @field_validator("args", mode="before")
     @classmethod
@@ -73,6 +75,7 @@ class RunShellInput(_Limits):
     working_directory: str | None = None
     timeout: float = Field(30, gt=0, description=_TIMEOUT)
     max_output_bytes: int = Field(65536, ge=1, le=MAX_OUTPUT_BYTES, description=_MAX_OUTPUT)
+    dry_run: bool = Field(False, description=_DRY_RUN)
 
     @field_validator("command")
     @classmethod
@@ -89,3 +92,21 @@ def _receivable(text: str, what: str) -> None:
     except UnicodeEncodeError as exc:
         # JSON can carry a lone surrogate; no argument vector can.
         raise ValueError(f"{what} holds a lone surrogate (\\u{ord(text[exc.start]):04x}), which no program can receive") from None
+
+
+class Changes(BaseModel):
+    created: list[str]
+    modified: list[str]
+    deleted: list[str]
+
+
+class RunOutput(BaseModel):
+    """The facts of a run; its output is in the text."""
+
+    exitCode: int | None
+    signal: str | None
+    timedOut: bool
+    changes: Changes | None = Field(None, description="None: a read-only command, or not recorded.")
+    changeId: int | None = Field(None, description="For undo_change.")
+    conflicts: list[str] = []
+    refused: list[str] = []

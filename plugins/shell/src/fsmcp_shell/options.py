@@ -59,6 +59,7 @@ class ShellOptions(BaseModel):
     allow_unconfined: bool = False
     allow_shell: bool = False
     allow_network: bool = False
+    require_undo: bool = False
     read_only_commands: tuple[str, ...] = ()
     max_timeout: float = Field(60, gt=0)
     kill_grace: float = Field(3, ge=0)

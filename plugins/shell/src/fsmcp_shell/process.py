@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import anyio
 import anyio.abc
 
-from fsmcp import ToolContext, audit_note, start_program
+from fsmcp import ProgramView, ToolContext, audit_note, start_program
 
 DRAIN_AFTER_EXIT = 1.0
 """Seconds to collect output still in the pipes once the group is gone."""
@@ -88,16 +88,17 @@ async def execute(
     grace: float,
     cap: int,
     tick: Callable[[float], Awaitable[None]] | None = None,
+    view: ProgramView | None = None,
 ) -> Finished:
     """Run ``argv`` to its end or to ``timeout`` seconds (then SIGTERM, ``grace``, SIGKILL).
 
     It starts through the host, confined: ``writes`` beneath the read-write roots or not at all,
-    TCP only with ``network``, and it may run the programs on its PATH.
+    TCP only with ``network``, and it may run the programs on its PATH; over ``view``, when given.
     """
     runs = [d for d in env.get("PATH", "").split(os.pathsep) if d]
     # Which program ran is the operator's to know; its arguments may carry content, and stay hashed.
     audit_note(program=program)
-    process = await start_program(ctx, argv, executable=program, cwd=cwd, env=env, writes=writes, network=network, runs=runs)
+    process = await start_program(ctx, argv, executable=program, cwd=cwd, env=env, writes=writes, network=network, runs=runs, view=view)
     assert process.stdout is not None and process.stderr is not None
     out, err = Captured(cap), Captured(cap)
     timed_out = False

@@ -7,6 +7,7 @@ from typing import Any
 
 from fsmcp import Text, ToolResult
 
+from .changes import Viewed, changes_data, changes_text
 from .process import Captured, Finished
 
 MAX_OUTPUT_BYTES = 512 * 1024
@@ -15,15 +16,20 @@ _HEADROOM = 600
 """Characters kept for the status lines and the notices."""
 
 
-def report(done: Finished, *, command: str, args: list[str], cwd: str, timeout: float, grace: float, budget: int) -> ToolResult:
+def report(viewed: Viewed, *, command: str, args: list[str], cwd: str, timeout: float, grace: float, budget: int) -> ToolResult:
+    """``viewed``: the program's end (:attr:`Viewed.done`) and what became of its changes, said
+    after the status lines and before the streams, which share what budget that leaves."""
+    done = viewed.done
     status = [_exit_line(done)]
     if done.timed_out:
         status.append(
             f"timed_out: true (still running after {timeout:g} s: its process group got SIGTERM, "
             f"then SIGKILL {grace:g} s later if needed; the output below is what it wrote until then)"
         )
+    if (changes := changes_text(viewed)) is not None:
+        status.append(changes)
     out_text, err_text = done.stdout.text(), done.stderr.text()
-    out_room, err_room = _share(budget - _HEADROOM, len(out_text), len(err_text))
+    out_room, err_room = _share(budget - _HEADROOM - len(changes or ""), len(out_text), len(err_text))
     stdout, out_shown, out_cut = _stream("stdout", done.stdout, out_text, out_room)
     stderr, err_shown, err_cut = _stream("stderr", done.stderr, err_text, err_room)
     text = "\n".join(status) + "\nstdout:\n" + out_shown + "stderr:\n" + err_shown
@@ -40,6 +46,7 @@ def report(done: Finished, *, command: str, args: list[str], cwd: str, timeout: 
         "stderrTruncated": err_cut,
         "stdoutBytes": done.stdout.total,
         "stderrBytes": done.stderr.total,
+        **changes_data(viewed),
     }
     return ToolResult([Text(text.rstrip("\n"))], data)
 

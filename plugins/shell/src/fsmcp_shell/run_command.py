@@ -8,16 +8,18 @@ from __future__ import annotations
 
 import json
 import subprocess
+from collections.abc import Awaitable
 
 import anyio
 
-from fsmcp import Access, ErrorCode, ResolvedPath, ToolContext, ToolError, ToolResult, start_program
+from fsmcp import Access, ErrorCode, ProgramView, ResolvedPath, ToolContext, ToolError, ToolResult, start_program
 
 from .argv import Refused, parse
+from .changes import Viewed, run_viewed
 from .models import RunCommandInput
 from .options import ShellOptions, checked_timeout
 from .place import check_paths, environment, locate, not_installed, search_path, why_read_only, working_directory
-from .process import execute, progress_ticks
+from .process import Finished, execute, progress_ticks
 from .report import report
 from .specs import SPECS, UNKNOWN
 
@@ -52,11 +54,18 @@ async def run_command(args: RunCommandInput, ctx: ToolContext) -> ToolResult:
     else:
         program = locate(command, path, ctx)
         argv = [command, *parsed.added, *args.args]
-    done = await execute(
-        ctx, argv, program=program, writes=not read_only, network=options.allow_network, cwd=str(cwd.path), env=env, timeout=timeout, grace=options.kill_grace, cap=args.max_output_bytes,
-        tick=progress_ticks(ctx, command, timeout),
-    )
-    return report(done, command=command, args=args.args, cwd=str(cwd.path), timeout=timeout, grace=options.kill_grace, budget=ctx.budget)
+
+    def run(view: ProgramView | None) -> Awaitable[Finished]:
+        return execute(
+            ctx, argv, program=program, writes=not read_only, network=options.allow_network, cwd=str(cwd.path), env=env, timeout=timeout,
+            grace=options.kill_grace, cap=args.max_output_bytes, tick=progress_ticks(ctx, command, timeout), view=view,
+        )
+
+    if read_only:  # it writes nothing, over no view: nothing to record, nothing to preview
+        viewed = Viewed(await run(None), None, None, args.dry_run)
+    else:
+        viewed = await run_viewed(ctx, dry_run=args.dry_run, budget=ctx.budget // 2, run=run)
+    return report(viewed, command=command, args=args.args, cwd=str(cwd.path), timeout=timeout, grace=options.kill_grace, budget=ctx.budget)
 
 
 def _check_name(command: str, options: ShellOptions) -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from fsmcp import DESTRUCTIVE, READ_ONLY, Tool
+from fsmcp import DESTRUCTIVE, READ_ONLY, ProgramView, Tool
 
-from .models import RunCommandInput, RunShellInput
+from .models import RunCommandInput, RunOutput, RunShellInput
 from .options import ShellOptions
 from .place import not_installed, operator_path
 from .specs import SPECS
@@ -30,6 +30,7 @@ def tools_for(settings: Settings) -> list[Tool]:
             "Refused: paths outside the allowed directories, options that write, run programs or follow links "
             f"out. timeout at most {options.max_timeout:g}. " + _OUTPUT,
             input_model=RunCommandInput,
+            output_model=RunOutput,
             function="fsmcp_shell.run_command:run_command",
             annotations=READ_ONLY if only_reads else DESTRUCTIVE,
             starts_programs=True,
@@ -42,12 +43,26 @@ def tools_for(settings: Settings) -> list[Tool]:
                 description="Run a command line with /bin/sh -c, in a directory inside the allowed roots. Unlike run_command, "
                 f"nothing checks what it reads, writes or runs. timeout at most {options.max_timeout:g}. " + _OUTPUT,
                 input_model=RunShellInput,
+                output_model=RunOutput,
                 function="fsmcp_shell.run_shell:run_shell",
                 annotations=DESTRUCTIVE,
                 starts_programs=True,
             )
         )
-    return tools
+    return _undoable(tools, options, settings)
+
+
+def _undoable(tools: list[Tool], options: ShellOptions, settings: Settings) -> list[Tool]:
+    """With ``require_undo``, the tools whose programs could change files only where their changes can be undone."""
+    if not options.require_undo or (why := ProgramView.unavailable(settings.sandbox)) is None:
+        return tools
+    kept = [t for t in tools if t.name == "run_command" and (settings.read_only or options.all_read_only)]
+    withheld = [t.name for t in tools if t not in kept]
+    logging.getLogger(__name__).warning(
+        f"{' and '.join(withheld)} {'are' if len(withheld) > 1 else 'is'} not offered: require_undo = true, and what a program "
+        f"changes cannot be undone here ({why}); run_command stays offered when every allowed command only reads"
+    )
+    return kept
 
 
 def _without_sandbox(options: ShellOptions) -> set[str]:
