@@ -9,11 +9,13 @@ root before that.
 
 The upper and its overlay work directory live in the server's state directory, outside every
 root (inside one, the program would see and write them through its own view), else in
-``/dev/shm``; a fresh pair for each root of each call, 0700, removed when the call ends.
+``/dev/shm``; an empty pair for each root of each call, 0700; when the call ends a pair left
+empty is kept for the next program, any other removed (and so are those of a server that died).
 """
 
 from __future__ import annotations
 
+import atexit
 import functools
 import itertools
 import logging
@@ -22,6 +24,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +44,10 @@ OVERLAY = "\x01"
 LATE = "\x02"
 """Before a rule the launcher adds once the overlays are mounted: ``LATE + rights + "\\0" + path``."""
 _COUNT = itertools.count()
+SPARES = 4
+"""Empty layers kept per place for the next programs."""
+_SPARE: dict[str, list[str]] = {}
+_LOCK = threading.Lock()
 log = logging.getLogger("fsmcp")
 
 
@@ -66,11 +73,10 @@ class ProgramView:
     change time is at or after it was changed by someone else while the program ran."""
     why_not: str | None = None
     """None when the view is made; else why not (the program's changes then cannot be undone)."""
-    _place: str | None = None
 
     @classmethod
     def open(cls, ctx: ToolContext) -> ProgramView:
-        """A fresh view of ``ctx``'s read-write roots (the outermost of nested ones), or one saying why none."""
+        """A view of ``ctx``'s read-write roots (the outermost of nested ones), or one saying why none."""
         why = cannot(ctx.settings.sandbox)
         roots = sorted(str(r.path) for r in ctx.fs.roots.roots if ctx.fs.roots.writable(r))
         outer = [r for r in roots if not any(r != o and r.startswith(o.rstrip("/") + "/") for o in roots)]
@@ -80,21 +86,19 @@ class ProgramView:
         if why is None:
             why = next((w for r in outer if (w := _unfit(r)) is not None), None)
         if why is None:
-            place = _place(every)
-            if place is None:
+            base = _base(every)
+            if base is None:
                 why = "no place for its upper layers lies outside every root (the state directory, /dev/shm)"
         if why is not None:
             return cls(why_not=why)
-        view = cls(mark=time.clock_gettime_ns(CLOCK_REALTIME_COARSE), _place=place)
+        view = cls(mark=time.clock_gettime_ns(CLOCK_REALTIME_COARSE))
         try:
-            for i, root in enumerate(outer):
-                upper, work = os.path.join(place, str(i), "upper"), os.path.join(place, str(i), "work")
-                os.makedirs(upper, mode=0o700)
-                os.mkdir(work, 0o700)
-                view.layers.append(Layer(root, upper, work))
+            for root in outer:
+                place = _layer_place(base)
+                view.layers.append(Layer(root, os.path.join(place, "upper"), os.path.join(place, "work")))
         except OSError as exc:
             view.close()
-            return cls(why_not=f"its upper layers could not be made in {place} ({exc.strerror})")
+            return cls(why_not=f"its upper layers could not be made in {base} ({exc.strerror})")
         return view
 
     @staticmethod
@@ -112,19 +116,18 @@ class ProgramView:
         self.layers, self.why_not = [], why
 
     def close(self) -> None:
-        """Remove the upper layers and work directories (once the program's namespace is gone)."""
-        place, self._place = self._place, None
-        if place is None:
-            return
-        for layer in self.layers:
-            try:
-                os.chmod(os.path.join(layer.work, "work"), 0o700)  # the overlay leaves it mode 000
-            except FileNotFoundError:
-                pass
-        try:
-            shutil.rmtree(place)
-        except OSError as exc:  # left for the operator to see, never to fail the call it served
-            log.warning("the upper layers in %s could not be removed: %s", place, exc)
+        """Put the layers away (once the program's namespace is gone): an empty one is kept for
+        the next program (removing and making directories costs milliseconds on some file
+        systems), any other removed. Idempotent."""
+        layers, self.layers = self.layers, []
+        for layer in layers:
+            place = os.path.dirname(layer.upper)
+            with _LOCK:
+                spare = _SPARE.setdefault(os.path.dirname(place), [])
+                if len(spare) < SPARES and _empty(place):
+                    spare.append(place)
+                    continue
+            _remove(place)
 
 
 def cannot(mode: str) -> str | None:
@@ -155,8 +158,8 @@ def _unfit(root: str) -> str | None:
     return None
 
 
-def _place(roots: list[str]) -> str | None:
-    """A new directory for one call's layers, outside every root: the state directory's ``views``, else ``/dev/shm``."""
+def _base(roots: list[str]) -> str | None:
+    """Where layers are made, outside every root: the state directory's ``views``, else ``/dev/shm/fsmcp-UID``."""
     for base in (state.state_home() / "fsmcp" / "views", Path(f"/dev/shm/fsmcp-{os.geteuid()}")):
         real = os.path.realpath(base)
         if any(real == r or real.startswith(r.rstrip("/") + "/") or r.startswith(real + "/") for r in roots):
@@ -164,11 +167,70 @@ def _place(roots: list[str]) -> str | None:
         try:
             os.makedirs(real, mode=0o700, exist_ok=True)
             st = os.lstat(real)
-            if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid() or stat.S_IMODE(st.st_mode) & 0o077:
-                continue  # another's, or open to others: not a place for what a program wrote
-            place = os.path.join(real, f"{os.getpid()}-{next(_COUNT)}")
-            os.mkdir(place, 0o700)
         except OSError:
             continue
-        return place
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid() or stat.S_IMODE(st.st_mode) & 0o077:
+            continue  # another's, or open to others: not a place for what a program wrote
+        if real not in _SPARE:
+            _sweep(real)
+        return real
     return None
+
+
+def _layer_place(base: str) -> str:
+    """A directory holding an empty ``upper`` and ``work``: a spare one of this process's, else a new one."""
+    with _LOCK:
+        spare = _SPARE.setdefault(base, [])
+        while spare:
+            place = spare.pop()
+            if _empty(place):  # nothing wrote to it since it was put away
+                return place
+            _remove(place)
+    place = os.path.join(base, f"{os.getpid()}-{next(_COUNT)}")
+    os.mkdir(place, 0o700)
+    os.mkdir(os.path.join(place, "upper"), 0o700)
+    os.mkdir(os.path.join(place, "work"), 0o700)
+    return place
+
+
+def _empty(place: str) -> bool:
+    """Whether ``place``'s upper layer and the overlay's work directory hold nothing."""
+    work = os.path.join(place, "work", "work")
+    try:
+        if os.path.exists(work):
+            os.chmod(work, 0o700)  # the overlay leaves it mode 000
+            if os.listdir(work):
+                return False
+        return not os.listdir(os.path.join(place, "upper")) and os.listdir(os.path.join(place, "work")) in ([], ["work"])
+    except OSError:
+        return False
+
+
+def _remove(place: str) -> None:
+    try:
+        if os.path.exists(work := os.path.join(place, "work", "work")):
+            os.chmod(work, 0o700)
+        shutil.rmtree(place)
+    except OSError as exc:  # left for the operator to see, never to fail the call it served
+        log.warning("the program's layer %s could not be removed: %s", place, exc)
+
+
+def _sweep(base: str) -> None:
+    """Remove the layers a server that ended without putting them away left (its process is gone)."""
+    try:
+        names = os.listdir(base)
+    except OSError:
+        return
+    for name in names:
+        pid, _, n = name.partition("-")
+        if pid.isdigit() and n.isdigit() and int(pid) != os.getpid() and not os.path.exists(f"/proc/{pid}"):
+            _remove(os.path.join(base, name))
+
+
+@atexit.register
+def _put_away() -> None:
+    with _LOCK:
+        for spare in _SPARE.values():
+            for place in spare:
+                _remove(place)
+            spare.clear()
