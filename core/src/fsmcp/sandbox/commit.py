@@ -153,14 +153,16 @@ def _same(up: str, ust: os.stat_result, low: str, lst: os.stat_result) -> bool:
         return os.readlink(up) == os.readlink(low)
     if not stat.S_ISREG(ust.st_mode):
         return True
-    if ust.st_size != lst.st_size:
-        return False
-    with open(up, "rb") as a, open(low, "rb") as b:
+    return ust.st_size == lst.st_size and _same_bytes(up, low)
+
+
+def _same_bytes(a: str, b: str) -> bool:
+    with open(a, "rb") as x, open(b, "rb") as y:
         while True:
-            x, y = a.read(CHUNK), b.read(CHUNK)
-            if x != y:
+            p, q = x.read(CHUNK), y.read(CHUNK)
+            if p != q:
                 return False
-            if not x:
+            if not p:
                 return True
 
 
@@ -305,15 +307,7 @@ def _keep(fs: FileSystem, step: Step) -> str | None:
 def _same_content(upper: str, path: str) -> bool:
     """Whether the root's file at ``path`` holds the bytes of ``upper``."""
     st, now = os.stat(upper), os.lstat(path)
-    if not stat.S_ISREG(now.st_mode) or st.st_size != now.st_size:
-        return False
-    with open(upper, "rb") as x, open(path, "rb") as y:
-        while True:
-            p, q = x.read(CHUNK), y.read(CHUNK)
-            if p != q:
-                return False
-            if not p:
-                return True
+    return stat.S_ISREG(now.st_mode) and st.st_size == now.st_size and _same_bytes(upper, path)
 
 
 def _chunks(path: str) -> Iterator[bytes]:
