@@ -211,8 +211,12 @@ def _runs_to_the_end() -> None:
     pass
 
 
-def copy_node(src_fd: int, src: str, dst_fd: int, dst: str, check_cancelled: Callable[[], None] = _runs_to_the_end) -> None:
+def copy_node(src_fd: int, src: str, dst_fd: int, dst: str, check_cancelled: Callable[[], None] = _runs_to_the_end, *, link_files: bool = False) -> None:
     """Copy a file, link (as a link) or tree to a new name, keeping modes and times.
+
+    ``link_files``: a regular file is a hard link to the source's where the file system allows
+    (else copied), for a caller whose source is about to be removed whole: nothing writes it
+    in place meanwhile, and a link costs no bytes (the journal's copy of a tree an undo removes).
 
     Devices, sockets and pipes are refused (``ENXIO``, whose ``filename`` is the entry's path
     below ``src``, empty for ``src`` itself): the copy would block or be meaningless.
@@ -222,7 +226,7 @@ def copy_node(src_fd: int, src: str, dst_fd: int, dst: str, check_cancelled: Cal
     """
     st = lstat(src_fd, src)
     if not stat_mod.S_ISDIR(st.st_mode):
-        _copy_leaf(src_fd, src, dst_fd, dst, st, check_cancelled, "")
+        _copy_leaf(src_fd, src, dst_fd, dst, st, check_cancelled, "", link_files)
         return
     os.mkdir(dst, 0o700, dir_fd=dst_fd)
     # Each frame: the source and copy directories' descriptors, the names left to copy, and
@@ -247,7 +251,7 @@ def copy_node(src_fd: int, src: str, dst_fd: int, dst: str, check_cancelled: Cal
                 stack.append(_copy_frame(s, name, d, name, entry))
                 below.append(os.path.join(below[-1], name))
             else:
-                _copy_leaf(s, name, d, name, entry, check_cancelled, os.path.join(below[-1], name))
+                _copy_leaf(s, name, d, name, entry, check_cancelled, os.path.join(below[-1], name), link_files)
     finally:
         for s, d, _, _ in stack:
             os.close(s)
@@ -281,13 +285,23 @@ def _close_frame(s: int, d: int, st: os.stat_result) -> None:
         os.close(d)
 
 
-def _copy_leaf(src_fd: int, src: str, dst_fd: int, dst: str, st: os.stat_result, check_cancelled: Callable[[], None], below: str) -> None:
+def _copy_leaf(src_fd: int, src: str, dst_fd: int, dst: str, st: os.stat_result, check_cancelled: Callable[[], None], below: str, link: bool = False) -> None:
     if stat_mod.S_ISLNK(st.st_mode):
         os.symlink(os.readlink(src, dir_fd=src_fd), dst, dir_fd=dst_fd)
-    elif stat_mod.S_ISREG(st.st_mode):
-        _copy_file(src_fd, src, dst_fd, dst, check_cancelled, below)
-    else:
+    elif not stat_mod.S_ISREG(st.st_mode):
         raise OSError(errno.ENXIO, "a device, socket or pipe cannot be copied", below)
+    elif not (link and _linked(src_fd, src, dst_fd, dst)):
+        _copy_file(src_fd, src, dst_fd, dst, check_cancelled, below)
+
+
+def _linked(src_fd: int, src: str, dst_fd: int, dst: str) -> bool:
+    try:
+        os.link(src, dst, src_dir_fd=src_fd, dst_dir_fd=dst_fd, follow_symlinks=False)
+    except OSError as exc:
+        if exc.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK, errno.EACCES):
+            raise
+        return False  # another file system, another's file under protected_hardlinks, too many links: copied
+    return True
 
 
 def _copy_file(src_fd: int, src: str, dst_fd: int, dst: str, check_cancelled: Callable[[], None], below: str) -> None:
