@@ -229,3 +229,4 @@ async def test_the_view_keeps_every_promise_of_the_sandbox(root, outside, tmp_pa
     assert sorted(r.split(":")[0] for r in refused) == [str(root / "out"), str(root / "pipe")], refused
     assert not (root / "out").exists() and not (root / "pipe").exists()
     assert os.listdir(Path(state) / "fsmcp" / "views") == []
+

@@ -233,6 +233,8 @@ async def start_program(
     held = masks.above([*hidden, *pinned], (str(root.path) for root in ctx.fs.roots.roots)) if mounts else []
     overlays = view.listing() if view is not None else []
     listed = masks.listing([*overlays, *late, *(HOLD + d for d in held), *hidden]) if mounts else None
+    if view is not None and view.layers:
+        await view.ready()
     status, told = os.pipe()
     try:
         # Hidden by Landlock alone, a protected file could be linked to a plain name the server reads.

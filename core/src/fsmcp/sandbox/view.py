@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import anyio
+
 from ..paths import state
 from . import masks
 
@@ -37,8 +39,8 @@ if TYPE_CHECKING:
     from ..run.context import ToolContext
 
 CLOCK_REALTIME_COARSE = 5
-"""Linux's; Python 3.11's ``time`` lacks the name. The kernel stamps change times from it (or a
-finer clock), never earlier: a change made after the mark has a change time at or after it."""
+"""Linux's; Python 3.11's ``time`` lacks the name. The kernel stamps change times from it (or,
+for a file whose times were just read, the finer clock), never earlier."""
 OVERLAY = "\x01"
 """Before each of a layer's three paths (root, upper, work) in the launcher's listing (:func:`launch.hide`)."""
 LATE = "\x02"
@@ -69,8 +71,10 @@ class ProgramView:
 
     layers: list[Layer] = field(default_factory=list)
     mark: int = 0
-    """``CLOCK_REALTIME_COARSE`` in nanoseconds, taken when the view was opened: a root path whose
-    change time is at or after it was changed by someone else while the program ran."""
+    """A root path whose change time (ns) is at or after it was changed by someone else while the
+    program ran: the fine clock when the view was opened, plus 1 ns. A change made before has a
+    change time at most that clock's; one made once the coarse clock has passed the mark (the
+    program starts only then: :meth:`ready`), at least the mark."""
     why_not: str | None = None
     """None when the view is made; else why not (the program's changes then cannot be undone)."""
 
@@ -91,7 +95,7 @@ class ProgramView:
                 why = "no place for its upper layers lies outside every root (the state directory, /dev/shm)"
         if why is not None:
             return cls(why_not=why)
-        view = cls(mark=time.clock_gettime_ns(CLOCK_REALTIME_COARSE))
+        view = cls(mark=time.clock_gettime_ns(time.CLOCK_REALTIME) + 1)
         try:
             for root in outer:
                 place = _layer_place(base)
@@ -100,6 +104,12 @@ class ProgramView:
             view.close()
             return cls(why_not=f"its upper layers could not be made in {base} ({exc.strerror})")
         return view
+
+    async def ready(self) -> None:
+        """Return once the coarse clock has passed the mark (at most a clock tick, some milliseconds,
+        usually spent already): from then on every change is stamped at or after it."""
+        while time.clock_gettime_ns(CLOCK_REALTIME_COARSE) < self.mark:
+            await anyio.sleep(0.001)
 
     @staticmethod
     def unavailable(mode: str) -> str | None:
