@@ -3,8 +3,9 @@
 ``scale`` (a 200,000-file tree, a 1 GiB file, a 200 MB edit) runs only when named:
 ``bench/all.py scale``, or ``bench/all.py perf scale``; so do ``protected`` (trees of 20,000 and
 200,000 files), ``floor`` (the least a CPython server does for the small calls, with and
-without fsmcp's path layer) and ``locks`` (small edits and appends beside another checkout's
-server: run ``bench/locks.py --baseline DIR`` itself to name it).
+without fsmcp's path layer), ``locks`` (small edits and appends beside another checkout's
+server: run ``bench/locks.py --baseline DIR`` itself to name it) and ``program_changes`` (a
+program's view and commit; a program creating 50,000 files, and its undo).
 
 Each prints its own table beside its baseline (the reference server, ripgrep, find). Fixtures
 are built once under ``bench/.fixtures``; the reference server is installed from the npm
@@ -22,7 +23,7 @@ from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
 SUITES = ["perf", "edit", "search", "watch", "journal", "programs", "outline"]
-ON_REQUEST = ["scale", "protected", "floor", "locks"]
+ON_REQUEST = ["scale", "protected", "floor", "locks", "program_changes"]
 """Suites left out of the default run: they build gigabytes of fixtures, or hundreds of thousands of
 files, or (floor) measure bare loops that are not fsmcp."""
 
