@@ -530,7 +530,7 @@ class Journal:
                     p = fs.resolve(r["path"], Access.WRITE, follow_links=False)
                 except ToolError:
                     raise _Left(r["path"]) from None
-                if str(p.path) != r["path"] and relinked is None:
+                if str(p) != r["path"] and relinked is None:  # both as shown, as records keep them
                     # A link on the way now: nothing is read or put back through it, but the change is
                     # kept (not removed), for an undo once the directory is back where the link is.
                     relinked = f"{r['path']} now leads to {p}: a symbolic link stands on the way"
@@ -630,7 +630,7 @@ class Journal:
             items = [(fs.resolve(r["path"], Access.WRITE, follow_links=False), r) for r in meta["records"]]
             refuse_read_only(fs.call.tool, [p for p, _ in items])
             for p, r in items:
-                if str(p.path) != r["path"]:
+                if str(p) != r["path"]:  # both as shown, as records keep them
                     # A path is kept by its real path: now reached elsewhere, a link stands on the way
                     # that was not there (another root's policy could expose what is restored).
                     raise _relinked(meta["id"], r["path"], p)

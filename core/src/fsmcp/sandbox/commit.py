@@ -21,6 +21,7 @@ from __future__ import annotations
 import difflib
 import os
 import stat
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -29,6 +30,7 @@ import anyio
 
 from ..api.errors import ErrorCode, ToolError
 from ..paths.change import ORDER
+from ..paths.roots import shown
 
 if TYPE_CHECKING:
     from ..paths.fs import FileSystem
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
     from .view import Layer, ProgramView
 
 OPAQUE = "user.overlay.opaque"
+ORIGIN = "user.overlay.origin"
 WHITEOUT = "user.overlay.whiteout"
 CHUNK = 1 << 20
 DIFFED = 1 << 20
@@ -180,13 +183,24 @@ async def commit(ctx: ToolContext, view: ProgramView, *, dry_run: bool = False, 
     is refused. Everything else is applied; a program that changed nothing changes nothing.
     """
     ORDER.ended(ctx)  # its program is gone: the commit's own changes need not wait for it
-    return await anyio.to_thread.run_sync(_commit, ctx, view, dry_run, budget)
+    return await anyio.to_thread.run_sync(_serially, ctx, view, dry_run, budget)
+
+
+_ONE_AT_A_TIME = threading.Lock()
+
+
+def _serially(ctx: ToolContext, view: ProgramView, dry_run: bool, budget: int) -> Outcome:
+    # One commit at a time: two programs that changed one file each find it as it was when they
+    # started; checked and applied together, the second would not see the first's write.
+    with _ONE_AT_A_TIME:
+        return _commit(ctx, view, dry_run, budget)
 
 
 def _commit(ctx: ToolContext, view: ProgramView, dry_run: bool, budget: int) -> Outcome:
     outcome = Outcome()
     diffs: list[str] = []
     skipped: list[str] = []  # deleted or conflicting directories: what the program did beneath them stays undone
+    before: dict[str, int] = {}
     for layer in view.layers:
         for step in steps(layer):
             ctx.check_cancelled()
@@ -201,7 +215,7 @@ def _commit(ctx: ToolContext, view: ProgramView, dry_run: bool, budget: int) -> 
                         break
                     diffs.append(_diff(ctx.fs, each))
                 continue
-            _apply(ctx.fs, step, view.mark, outcome, skipped)
+            _apply(ctx.fs, step, view.mark, outcome, skipped, before)
     if dry_run:
         outcome.diff = _within("".join(diffs), budget)
     return outcome
@@ -217,14 +231,22 @@ def _beneath(step: Step) -> Iterator[Step]:
             yield from _beneath(each)
 
 
-def _apply(fs: FileSystem, step: Step, mark: int, outcome: Outcome, skipped: list[str]) -> None:
+def _apply(fs: FileSystem, step: Step, mark: int, outcome: Outcome, skipped: list[str], before: dict[str, int]) -> None:
+    """Apply ``step``; ``before`` keeps each directory's change time as the commit first met it
+    (its own steps change it next)."""
+    parent = os.path.dirname(step.path)
+    if parent not in before:
+        before[parent] = st.st_ctime_ns if (st := _lstat(parent)) is not None else 0
     now = _lstat(step.path)
-    changed = _changed_since(step.path, now, mark) if step.kind != "created" or now is not None else None
+    if step.kind != "created" or now is not None:
+        changed = _changed_since(step.path, now, mark)
+    else:
+        changed = _gone_since(step, before[parent], mark)
     if changed is not None:
         kept = _keep(fs, step) if step.upper is not None and os.path.isfile(step.upper) and not os.path.islink(step.upper) else None
         outcome.conflicts.append(
-            f"{step.path}: {changed} while the program ran, so the program's "
-            + ("deletion was not applied" if step.kind == "deleted" else f"version is kept as {kept}" if kept else "version was not applied")
+            f"{shown(step.path)}: {changed} while the program ran, so the program's "
+            + ("deletion was not applied" if step.kind == "deleted" else f"version is kept as {shown(kept)}" if kept else "version was not applied")
         )
         if now is not None and stat.S_ISDIR(now.st_mode):
             skipped.append(step.path)
@@ -244,12 +266,12 @@ def _apply(fs: FileSystem, step: Step, mark: int, outcome: Outcome, skipped: lis
                 _place(fs, step)
                 outcome.created.append(step.path)
                 for each in _within_created(step):
-                    _apply(fs, each, mark, outcome, skipped)
+                    _apply(fs, each, mark, outcome, skipped, before)
                 return
         else:
             _place(fs, step)
     except ToolError as exc:
-        outcome.refused.append(f"{step.path}: {exc.message}")
+        outcome.refused.append(f"{shown(step.path)}: {exc.message}")
         return
     getattr(outcome, step.kind).append(step.path)
 
@@ -289,6 +311,16 @@ def _changed_since(path: str, now: os.stat_result | None, mark: int) -> str | No
                 if st is not None and st.st_ctime_ns >= mark:
                     return f"changed beneath ({os.path.join(top, name)})"
     return None
+
+
+def _gone_since(step: Step, parent: int, mark: int) -> str | None:
+    """Whether a path the program created, where the root has nothing now, held something the
+    program had copied up (the overlay's ``user.overlay.origin``, which no program can set) and
+    that someone else removed meanwhile: its directory (``parent``, its change time before the
+    commit) changed after ``mark``. A file the program renamed there carries the mark too: a false
+    conflict only when someone else changed that directory meanwhile."""
+    assert step.upper is not None
+    return "deleted" if parent >= mark and _xattr(step.upper, ORIGIN) is not None else None
 
 
 def _keep(fs: FileSystem, step: Step) -> str | None:

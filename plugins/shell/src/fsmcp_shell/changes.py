@@ -12,7 +12,7 @@ from typing import Any
 
 import anyio
 
-from fsmcp import ErrorCode, ProgramView, ToolContext, ToolError, commit_view
+from fsmcp import ErrorCode, ProgramView, ToolContext, ToolError, commit_view, shown_name
 
 from .process import Finished
 
@@ -105,5 +105,5 @@ def changes_data(viewed: Viewed) -> dict[str, Any]:
 
 
 def _names(names: list[str]) -> str:
-    shown = ", ".join(names[:SHOWN])
+    shown = ", ".join(shown_name(name) for name in names[:SHOWN])
     return shown if len(names) <= SHOWN else f"{shown} and {len(names) - SHOWN:,} more"

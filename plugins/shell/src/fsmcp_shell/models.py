@@ -51,7 +51,6 @@ class RunCommandInput(_Limits):
     working_directory: str | None = None
     timeout: float = Field(30, gt=0, description=_TIMEOUT)
     max_output_bytes: int = Field(65536, ge=1, le=MAX_OUTPUT_BYTES, description=_MAX_OUTPUT)
-    dry_run: bool = Field(False, description=_DRY_RUN)
 
     @field_validator("args", mode="before")
     @classmethod
@@ -68,6 +67,12 @@ class RunCommandInput(_Limits):
             if len(arg) > MAX_ARG_CHARS:
                 raise ValueError(f"an argument is {len(arg):,} characters long; the limit is {MAX_ARG_CHARS:,}")
         return value
+
+
+class WritingRunCommandInput(RunCommandInput):
+    """run_command's arguments where a command that writes is allowed: it may be previewed."""
+
+    dry_run: bool = Field(False, description=_DRY_RUN)
 
 
 class RunShellInput(_Limits):

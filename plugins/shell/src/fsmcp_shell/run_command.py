@@ -62,9 +62,9 @@ async def run_command(args: RunCommandInput, ctx: ToolContext) -> ToolResult:
         )
 
     if read_only:  # it writes nothing, over no view: nothing to record, nothing to preview
-        viewed = Viewed(await run(None), None, None, args.dry_run)
+        viewed = Viewed(await run(None), None, None, False)
     else:
-        viewed = await run_viewed(ctx, dry_run=args.dry_run, budget=ctx.budget // 2, run=run)
+        viewed = await run_viewed(ctx, dry_run=getattr(args, "dry_run", False), budget=ctx.budget // 2, run=run)
     return report(viewed, command=command, args=args.args, cwd=str(cwd.path), timeout=timeout, grace=options.kill_grace, budget=ctx.budget)
 
 

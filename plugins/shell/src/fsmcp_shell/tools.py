@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from fsmcp import DESTRUCTIVE, READ_ONLY, ProgramView, Tool
 
-from .models import RunCommandInput, RunOutput, RunShellInput
+from .models import RunCommandInput, RunOutput, RunShellInput, WritingRunCommandInput
 from .options import ShellOptions
 from .place import not_installed, operator_path
 from .specs import SPECS
@@ -29,8 +29,9 @@ def tools_for(settings: Settings) -> list[Tool]:
             f"{', '.join(sorted(set(options.allow) - missing)) or '(none)'}. "
             "Refused: paths outside the allowed directories, options that write, run programs or follow links "
             f"out. timeout at most {options.max_timeout:g}. " + _OUTPUT,
-            input_model=RunCommandInput,
-            output_model=RunOutput,
+            # Only a command that writes has changes to report or preview.
+            input_model=RunCommandInput if only_reads else WritingRunCommandInput,
+            output_model=None if only_reads else RunOutput,
             function="fsmcp_shell.run_command:run_command",
             annotations=READ_ONLY if only_reads else DESTRUCTIVE,
             starts_programs=True,
