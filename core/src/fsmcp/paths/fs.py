@@ -609,8 +609,11 @@ class FileSystem:
         top, name = os.path.split(source)
         where = os.open(top, dirfd.LIST)
         try:
-            for rel in ["", *(dirfd.tree_below(where, name) if stat_mod.S_ISDIR(dirfd.lstat(where, name).st_mode) else ())]:
-                self._may_bring(os.path.join(source, rel) if rel else source, p.path / rel if rel else p.path)
+            # One entry at a time, as strings: a program's 100,000 new files cost no memory here.
+            self._may_bring(source, str(p.path))
+            if stat_mod.S_ISDIR(dirfd.lstat(where, name).st_mode):
+                for rel in dirfd.tree_below(where, name):
+                    self._may_bring(os.path.join(source, rel), os.path.join(p.path, rel))
             noted = self._changing(p, tree=True, arrived=True)
             with noted, self.guard.changing(p.path), ExitStack() as stack:
                 created = stack.enter_context(self._parents_undone_on_failure(False))
@@ -636,13 +639,13 @@ class FileSystem:
         finally:
             os.close(where)
 
-    def _may_bring(self, source: str, path: Path) -> None:
+    def _may_bring(self, source: str, path: str) -> None:
         st = os.lstat(source)
         if not (stat_mod.S_ISREG(st.st_mode) or stat_mod.S_ISDIR(st.st_mode) or stat_mod.S_ISLNK(st.st_mode)):
-            raise ToolError(ErrorCode.INVALID_PARAMS, f"{shown(str(path))} would be a FIFO, socket or device, which is not brought in")
-        self.resolve(str(path), Access.WRITE, follow_links=False)
-        if stat_mod.S_ISLNK(st.st_mode) and self._inside(path.parent, os.readlink(source)) is None:
-            raise ToolError(ErrorCode.ACCESS_DENIED, f"the link {shown(str(path))} would point to {os.readlink(source)!r}, outside the allowed directories")
+            raise ToolError(ErrorCode.INVALID_PARAMS, f"{shown(path)} would be a FIFO, socket or device, which is not brought in")
+        self.resolve(path, Access.WRITE, follow_links=False)
+        if stat_mod.S_ISLNK(st.st_mode) and self._inside(Path(os.path.dirname(path)), os.readlink(source)) is None:
+            raise ToolError(ErrorCode.ACCESS_DENIED, f"the link {shown(path)} would point to {os.readlink(source)!r}, outside the allowed directories")
 
     def snapshot(self, paths: Iterable[PathArg]) -> Snapshot:
         """Watch ``paths`` (files, links, whole trees, or their absence) for what this call changes there.

@@ -33,7 +33,7 @@ def lines_withheld(what: str) -> str:
 
 
 DECIDED = 65536
-"""Answers remembered per set of globs, at most: about 10 MB of the longest paths."""
+"""Directories' answers remembered per set of globs, at most: about 10 MB of the longest paths."""
 
 
 @dataclass(frozen=True)
@@ -51,8 +51,10 @@ class ProtectedNames:
         self.globs: tuple[str, ...] = tuple(globs)
         self._rules = [rule for g in self.globs if (rule := _compile(g)) is not None]
         self._decided: dict[str, bool] = {}
-        """Each folded path's answer, its directories' included: every call checks the same few
-        directories again, and a walk asks a path just after its directory."""
+        """Each folded directory's answer, its directories' included: every call checks the same
+        few directories again, and a walk asks a path just after its directory. Files are
+        answered each time (the two expressions below answer most at once): remembered, a
+        program's 100,000 new files would hold their paths in memory until the cache fills."""
         self._any_name = _union(r for r in self._rules if not r.negated and not r.anchored)
         self._any_path = _union(r for r in self._rules if not r.negated and r.anchored)
         """What some rule protects, in one expression each: most names meet none, and are answered by it."""
@@ -71,7 +73,7 @@ class ProtectedNames:
         # Up to the nearest directory already answered, then down again deciding each level: a
         # path costs its own length, not its length times its depth (a 1,000-level tree).
         ends: list[int] = []
-        end = len(path)
+        end = path.rfind("/")
         while end > 0 and (decided := self._decided.get(path[:end])) is None:
             ends.append(end)
             end = path.rfind("/", 0, end)
@@ -82,7 +84,7 @@ class ProtectedNames:
         for end in reversed(ends):
             here = path[:end]
             decided = self._decided[here] = decided or self._decide(here, here[here.rfind("/") + 1 :])
-        return decided
+        return decided or self.protects(path)
 
     def protects(self, relpath: str) -> bool:
         """Whether ``relpath`` is protected by its own name or path, its directories not asked: for a
