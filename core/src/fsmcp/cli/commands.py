@@ -50,6 +50,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, metavar="PORT", help="HTTP: the port to listen on (default: 8765; 0: any free port)")
     serve.add_argument("--token-file", metavar="FILE", help="HTTP: a file holding the bearer token (default: $FSMCP_TOKEN)")
     serve.add_argument("--allow-host", action="extend", type=_names, dest="allow_hosts", metavar="HOST:PORT", help="HTTP: also accept this Host header (repeatable)")
+    serve.add_argument("--workers", type=int, metavar="N", help="HTTP: worker processes serving the port (default: one per core; 1: a single process)")
     serve.add_argument("--allow-origin", action="extend", type=_names, dest="allow_origins", metavar="ORIGIN", help="HTTP: also accept this Origin header (repeatable)")
     sub.add_parser("tools", parents=[roots, options], help="list the tools this configuration offers, their plugins and definition sizes")
     sub.add_parser("plugins", parents=[roots, options], help="list installed plugins, versions, status and tools")
@@ -71,7 +72,7 @@ both servers (2026.8.31): the figure a definition's cost is held against."""
 
 _SETTINGS = (
     "read_only", "enable", "disable", "format", "policy", "require_workspace", "budget", "journal", "sandbox", "audit_log",
-    "transport", "host", "port", "token_file", "allow_hosts", "allow_origins",
+    "transport", "host", "port", "token_file", "allow_hosts", "allow_origins", "workers",
 )
 """The settings an option of the same name gives (those of ``serve`` alone are missing elsewhere)."""
 
@@ -104,6 +105,11 @@ def main(argv: list[str] | None = None) -> int:
         return _error(exc)
     if args.command == "serve" and settings.transport == "stdio":
         return _serve_stdio(settings)
+    if args.command == "serve":
+        from ..serve.workers import supervise, workers_for
+
+        if (count := workers_for(settings)) > 1:
+            return supervise(settings, count)
 
     from ..run.host import Host, HostError
 
