@@ -43,6 +43,8 @@ SPARE_DESCRIPTORS = 24
 journal) and for accepting a connection to refuse it."""
 BURST_GAP = 10.0
 """Seconds without a refusal that end a burst of them (each burst is logged once)."""
+KEEP_ALIVE = 20
+"""Seconds an idle client connection is kept open."""
 DESCRIPTORS_PER_REQUEST = 2
 """A request's connection, and what its call opens meanwhile."""
 
@@ -311,6 +313,9 @@ async def serve_http(
         ws="none",
         lifespan="on",
         timeout_graceful_shutdown=STOP_GRACE,  # SIGTERM and SIGINT end both transports alike
+        # Longer than clients keep an idle connection (undici 4 s, httpx 5 s): at uvicorn's 5 s, a
+        # client reusing a connection as the server closed it got "other side closed" mid-call.
+        timeout_keep_alive=KEEP_ALIVE,
     )
     server = _Server(config, gate)
     if life is not None:
