@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
         from ..serve.workers import supervise, workers_for
 
         if (count := workers_for(settings)) > 1:
-            return supervise(settings, count)
+            return supervise(settings, count, _serve_worker, console.say, console.error)
 
     from ..run.host import Host, HostError
 
@@ -260,6 +260,26 @@ def _serve_http(host: Host) -> int:
     # Printed once the socket listens: from here on a client's request waits for the app, never fails.
     console.say(f"serving {len(host.tools)} tools over HTTP at {listener.url} on {_described(host)}{_programs(host)}")
     return _run(serve_http, host, token, listener)
+
+
+def _serve_worker(settings: Settings, token: str, listener: Any, private: Any, place: Any, ready: int | None, life: int) -> int:
+    """One of ``--workers``' processes (forked by :mod:`fsmcp.serve.workers`): the host loaded,
+    the shared port and its private socket served until SIGTERM or its supervisor's end."""
+    from ..run.host import Host, HostError
+
+    try:
+        host = Host.start(settings)
+    except HostError as exc:
+        return _error(exc)
+    if problem := _unservable(host):
+        return _error(problem)
+    from ..serve.http import serve_http
+
+    if ready is not None:
+        line = f"serving {len(host.tools)} tools over HTTP at {listener.url} on {_described(host)}{_programs(host)}"
+        os.write(ready, line.encode())
+        os.close(ready)
+    return _run(serve_http, host, token, listener, place, private, life)
 
 
 def _run(serve: Callable[..., Awaitable[None]], *args: Any) -> int:

@@ -25,9 +25,15 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from collections.abc import Callable
+
 from ..api.config import Settings
-from ..cli import console
 from .listen import HttpSetupError, Listener, listen, read_token
+
+Worker = Callable[[Settings, str, Listener, socket.socket, "Place", "int | None", int], int]
+"""A worker's life (the CLI's: the host loaded, both sockets served): its exit status,
+:data:`CONFIGURATION` for a configuration it cannot serve (said on stderr). When ``ready`` is
+given, it writes the start-up line there once it serves."""
 
 log = logging.getLogger("fsmcp")
 
@@ -90,7 +96,9 @@ def _sockets_dir() -> str:
 
 
 class Supervisor:
-    def __init__(self, settings: Settings, token: str, listener: Listener, count: int):
+    def __init__(self, settings: Settings, token: str, listener: Listener, count: int, worker: Worker, say: Callable[[str], None]):
+        self.worker = worker
+        self.say = say
         self.settings = settings
         self.token = token
         self.listener = listener
@@ -125,7 +133,7 @@ class Supervisor:
                 for other, sock in enumerate(self.private):
                     if other != index:
                         sock.close()
-                code = _worker(self.settings, self.token, self.listener, self.private[index], Place(index, self.count, self.directory), ready, self._life_read)
+                code = self.worker(self.settings, self.token, self.listener, self.private[index], Place(index, self.count, self.directory), ready, self._life_read)
             except BaseException:
                 log.exception("worker %d failed", index)
             finally:
@@ -159,7 +167,7 @@ class Supervisor:
             return CONFIGURATION if os.waitstatus_to_exitcode(status) == CONFIGURATION else 1
         for index in range(1, self.count):
             self.spawn(index)
-        console.say(f"{line}; {self.count} worker processes")
+        self.say(f"{line}; {self.count} worker processes")
         while True:
             timeout = max(0.0, min(self.due.values()) - time.monotonic()) if self.due else None
             info = signal.sigtimedwait(_SIGNALS, timeout) if timeout is not None else signal.sigwaitinfo(_SIGNALS)
@@ -227,36 +235,14 @@ def _kill(pid: int, signum: int) -> None:
         pass
 
 
-def _worker(settings: Settings, token: str, listener: Listener, private: socket.socket, place: Place, ready: int | None, life: int) -> int:
-    """A worker's life: the host loaded, then both sockets served until SIGTERM or the supervisor's end."""
-    from ..cli.commands import _programs, _described, _run, _unservable
-    from ..run.host import Host, HostError
-
-    try:
-        host = Host.start(settings)
-    except HostError as exc:
-        console.error(exc)
-        return CONFIGURATION
-    if problem := _unservable(host):
-        console.error(problem)
-        return CONFIGURATION
-    from .http import serve_http
-
-    if ready is not None:
-        line = f"serving {len(host.tools)} tools over HTTP at {listener.url} on {_described(host)}{_programs(host)}"
-        os.write(ready, line.encode())
-        os.close(ready)
-    return _run(serve_http, host, token, listener, place, private, life)
-
-
-def supervise(settings: Settings, count: int) -> int:
+def supervise(settings: Settings, count: int, worker: Worker, say: Callable[[str], None], error: Callable[[object], None]) -> int:
     """Serve HTTP from ``count`` worker processes; the exit status, 2 for a configuration to fix."""
     try:
         token = read_token(settings)
         listener = listen(settings)
-        supervisor = Supervisor(settings, token, listener, count)
+        supervisor = Supervisor(settings, token, listener, count, worker, say)
     except HttpSetupError as exc:
-        console.error(exc)
+        error(exc)
         return CONFIGURATION
     if not listener.loopback:
         log.warning(
