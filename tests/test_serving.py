@@ -207,7 +207,8 @@ def _http_server(tmp_path: Path, *extra: str, config: str = "", nofile: int | No
         if nofile is not None:
             resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
 
-    args = ["serve", "--transport", "http", "--port", "0", "--token-file", str(token), "--config", str(conf), str(root), *extra]
+    # One process: these are its own limits and signals (tests/test_http_workers.py has several).
+    args = ["serve", "--transport", "http", "--port", "0", "--workers", "1", "--token-file", str(token), "--config", str(conf), str(root), *extra]
     # A limit or a wrapper is the process's own: those start it as a new interpreter.
     argv = [*wrapper, sys.executable, "-m", "fsmcp", *args] if nofile is not None or wrapper else forked(*args)
     with errors.open("wb") as sink:

@@ -14,6 +14,7 @@ T = TypeVar("T")
 
 DEFAULT_BUDGET = 80_000
 TRANSPORTS = ("stdio", "http")
+MAX_WORKERS = 256
 SANDBOX_MODES = ("auto", "require", "off")
 
 
@@ -43,7 +44,9 @@ class Settings:
     """The address ``--transport http`` listens on."""
     port: int = 8765
     max_sessions: int = 256
-    """HTTP sessions open at once (about 41 kB each); past it a new one is refused with 503."""
+    """HTTP sessions open at once in each worker process (about 41 kB each); past it a new one is refused with 503."""
+    workers: int | None = None
+    """HTTP worker processes serving the one port; None: one per core (``--workers 1``: a single process)."""
     token_file: str | None = None
     """A file holding the bearer token HTTP requests must carry (else ``FSMCP_TOKEN``)."""
     allow_hosts: list[str] = field(default_factory=list)
@@ -178,6 +181,8 @@ def _check(settings: Settings) -> None:
         raise ConfigError("port must be a whole number from 0 to 65535 (0: any free port)")
     if not isinstance(settings.max_sessions, int) or isinstance(settings.max_sessions, bool) or settings.max_sessions < 1:
         raise ConfigError("max_sessions must be a whole number of HTTP sessions, 1 or more")
+    if settings.workers is not None and (not isinstance(settings.workers, int) or isinstance(settings.workers, bool) or not 1 <= settings.workers <= MAX_WORKERS):
+        raise ConfigError(f"workers must be a whole number of HTTP worker processes from 1 to {MAX_WORKERS} (leave it out: one per core)")
     if not isinstance(settings.host, str) or not settings.host:
         raise ConfigError("host must be an address or host name to listen on, such as 127.0.0.1")
     if settings.token_file is not None and not isinstance(settings.token_file, str):

@@ -15,6 +15,8 @@ call adds fields of its own with :func:`fsmcp.api.audit.note`.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -149,12 +151,37 @@ class Audit:
     def _write(self, line: dict[str, Any]) -> None:
         data = (json.dumps(line, ensure_ascii=True, default=str) + "\n").encode()
         with self._lock:
-            if os.fstat(self._fd).st_size + len(data) > self.max_bytes:
-                self._rotate()
-            os.write(self._fd, data)
+            # Several processes append to one log (HTTP workers, servers sharing it): each line is
+            # one O_APPEND write, and the log is rotated under an flock of the file being rotated,
+            # after checking it is still the log (another process may have rotated it already:
+            # its lines then go to the new log, not on into the rotated one).
+            while True:
+                fcntl.flock(self._fd, fcntl.LOCK_EX)
+                try:
+                    if not self._current():
+                        os.close(self._fd)
+                        self._fd = self._open()
+                        continue
+                    if os.fstat(self._fd).st_size + len(data) > self.max_bytes:
+                        self._rotate()  # the old file's lock goes with its descriptor
+                    os.write(self._fd, data)
+                    return
+                finally:
+                    with contextlib.suppress(OSError):
+                        fcntl.flock(self._fd, fcntl.LOCK_UN)
+
+    def _current(self) -> bool:
+        """Whether this process's descriptor is still the log's path (not rotated away by another)."""
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            return False
+        mine = os.fstat(self._fd)
+        return (st.st_dev, st.st_ino) == (mine.st_dev, mine.st_ino)
 
     def _rotate(self) -> None:
-        os.close(self._fd)
+        # Renamed while this descriptor still holds the lock: a process waiting for it then finds
+        # the log rotated, and does not rotate it again.
         if self.keep == 0:
             os.unlink(self.path)
         else:
@@ -162,4 +189,5 @@ class Audit:
                 if os.path.exists(f"{self.path}.{n}"):
                     os.replace(f"{self.path}.{n}", f"{self.path}.{n + 1}")
             os.replace(self.path, f"{self.path}.1")
+        os.close(self._fd)
         self._fd = self._open()

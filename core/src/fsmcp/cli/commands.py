@@ -50,6 +50,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, metavar="PORT", help="HTTP: the port to listen on (default: 8765; 0: any free port)")
     serve.add_argument("--token-file", metavar="FILE", help="HTTP: a file holding the bearer token (default: $FSMCP_TOKEN)")
     serve.add_argument("--allow-host", action="extend", type=_names, dest="allow_hosts", metavar="HOST:PORT", help="HTTP: also accept this Host header (repeatable)")
+    serve.add_argument("--workers", type=int, metavar="N", help="HTTP: worker processes serving the port (default: one per core; 1: a single process)")
     serve.add_argument("--allow-origin", action="extend", type=_names, dest="allow_origins", metavar="ORIGIN", help="HTTP: also accept this Origin header (repeatable)")
     sub.add_parser("tools", parents=[roots, options], help="list the tools this configuration offers, their plugins and definition sizes")
     sub.add_parser("plugins", parents=[roots, options], help="list installed plugins, versions, status and tools")
@@ -71,7 +72,7 @@ both servers (2026.8.31): the figure a definition's cost is held against."""
 
 _SETTINGS = (
     "read_only", "enable", "disable", "format", "policy", "require_workspace", "budget", "journal", "sandbox", "audit_log",
-    "transport", "host", "port", "token_file", "allow_hosts", "allow_origins",
+    "transport", "host", "port", "token_file", "allow_hosts", "allow_origins", "workers",
 )
 """The settings an option of the same name gives (those of ``serve`` alone are missing elsewhere)."""
 
@@ -104,6 +105,11 @@ def main(argv: list[str] | None = None) -> int:
         return _error(exc)
     if args.command == "serve" and settings.transport == "stdio":
         return _serve_stdio(settings)
+    if args.command == "serve":
+        from ..serve.workers import supervise, workers_for
+
+        if (count := workers_for(settings)) > 1:
+            return supervise(settings, count, _serve_worker, console.say, console.error)
 
     from ..run.host import Host, HostError
 
@@ -254,6 +260,26 @@ def _serve_http(host: Host) -> int:
     # Printed once the socket listens: from here on a client's request waits for the app, never fails.
     console.say(f"serving {len(host.tools)} tools over HTTP at {listener.url} on {_described(host)}{_programs(host)}")
     return _run(serve_http, host, token, listener)
+
+
+def _serve_worker(settings: Settings, token: str, listener: Any, private: Any, place: Any, ready: int | None, life: int) -> int:
+    """One of ``--workers``' processes (forked by :mod:`fsmcp.serve.workers`): the host loaded,
+    the shared port and its private socket served until SIGTERM or its supervisor's end."""
+    from ..run.host import Host, HostError
+
+    try:
+        host = Host.start(settings)
+    except HostError as exc:
+        return _error(exc)
+    if problem := _unservable(host):
+        return _error(problem)
+    from ..serve.http import serve_http
+
+    if ready is not None:
+        line = f"serving {len(host.tools)} tools over HTTP at {listener.url} on {_described(host)}{_programs(host)}"
+        os.write(ready, line.encode())
+        os.close(ready)
+    return _run(serve_http, host, token, listener, place, private, life)
 
 
 def _run(serve: Callable[..., Awaitable[None]], *args: Any) -> int:

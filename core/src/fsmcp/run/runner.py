@@ -327,19 +327,22 @@ class CallRunner:
         self.in_flight.add(ctx)
         own = own and ctx.change is not None  # a read-only call's: nothing to finish
         try:
-            try:
-                with self.host.guard.call(not ctx.tool.annotations.read_only, ctx):
+            # The change is finished (the journal reads what the call left) while the call still
+            # holds its files' locks: after them, another call's write (this process's or another's)
+            # would be taken for this one's, and a failed call that wrote nothing journaled.
+            with self.host.guard.call(not ctx.tool.annotations.read_only, ctx):
+                try:
                     if _expects(args):
                         await road.blocking(self._expect, args)
                     out = await road.tool(function, args, ctx)
-            except BaseException:
-                if own:
-                    await road.finishing(self._finish_failed, ctx.change)
-                raise
-            if own and ctx.change.paths:
-                out = _noted(out, await road.blocking(self._finish, ctx.change, False))
-                if isinstance(out, ToolResult) and isinstance(out.data, dict) and "changeId" in out.data:
-                    out.data["changeId"] = ctx.change.number  # known only once the journal has kept it
+                except BaseException:
+                    if own:
+                        await road.finishing(self._finish_failed, ctx.change)
+                    raise
+                if own and ctx.change.paths:
+                    out = _noted(out, await road.blocking(self._finish, ctx.change, False))
+                    if isinstance(out, ToolResult) and isinstance(out.data, dict) and "changeId" in out.data:
+                        out.data["changeId"] = ctx.change.number  # known only once the journal has kept it
             return out
         finally:
             if ctx.ordered:

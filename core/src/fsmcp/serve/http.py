@@ -7,16 +7,12 @@ import contextlib
 import errno
 import hashlib
 import hmac
-import ipaddress
 import json
 import logging
 import os
 import socket
-import stat
 import time
-from collections.abc import Generator, Mapping
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
 import uvicorn
@@ -27,7 +23,8 @@ from sse_starlette.sse import AppStatus
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
-from ..api.config import Settings
+from .listen import PATH, HttpSetupError, Listener, listen, read_token  # noqa: F401 - where the CLI and tests find them
+from . import forward
 from .server import build_server
 from .stdio import INVALID_REQUEST, PARSE_ERROR, STOP_GRACE
 from ..api.jsontext import TOO_DEEP, too_deep
@@ -37,24 +34,17 @@ if TYPE_CHECKING:
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
     from ..run.host import Host
+    from .workers import Place
 
 log = logging.getLogger("fsmcp")
-
-TOKEN_ENV = "FSMCP_TOKEN"
-PATH = "/mcp"
-LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
-HOW_TO_SET_A_TOKEN = (
-    f"put a secret in a file and pass --token-file FILE (token_file in fsmcp.toml), or set {TOKEN_ENV}; "
-    "for example: python3 -c 'import secrets; print(secrets.token_urlsafe(32))' > ~/.fsmcp-token && "
-    "chmod 600 ~/.fsmcp-token"
-)
-
 
 SPARE_DESCRIPTORS = 24
 """Descriptors kept free of connections for the calls' own work (files, a program's pipes, the
 journal) and for accepting a connection to refuse it."""
 BURST_GAP = 10.0
 """Seconds without a refusal that end a burst of them (each burst is logged once)."""
+KEEP_ALIVE = 20
+"""Seconds an idle client connection is kept open."""
 DESCRIPTORS_PER_REQUEST = 2
 """A request's connection, and what its call opens meanwhile."""
 
@@ -71,70 +61,6 @@ def request_limit() -> int:
     return max(1, (soft - in_use - SPARE_DESCRIPTORS) // DESCRIPTORS_PER_REQUEST)
 
 
-class HttpSetupError(Exception):
-    """HTTP serving cannot start as configured; the message says what to change."""
-
-
-@dataclass
-class Listener:
-    """The bound socket, and what requests to it may say in ``Host`` and ``Origin``."""
-
-    sock: socket.socket
-    address: str
-    port: int
-    loopback: bool
-    hosts: list[str]
-    origins: list[str]
-
-    @property
-    def url(self) -> str:
-        return f"http://{_bracketed(self.address)}:{self.port}{PATH}"
-
-
-def read_token(settings: Settings, environ: Mapping[str, str] = os.environ) -> str:
-    """The bearer token: ``token_file``'s content, else ``$FSMCP_TOKEN``; stripped, never empty."""
-    if settings.token_file:
-        path = Path(settings.token_file).expanduser()
-        try:
-            token = path.read_text(encoding="utf-8").strip()
-            mode = path.stat().st_mode
-        except (OSError, UnicodeDecodeError) as exc:
-            raise HttpSetupError(f"cannot read the token file {path} ({exc}); {HOW_TO_SET_A_TOKEN}") from None
-        if not token:
-            raise HttpSetupError(f"the token file {path} is empty; {HOW_TO_SET_A_TOKEN}")
-        if mode & (stat.S_IRWXG | stat.S_IRWXO):
-            log.warning("the token file %s is readable by other users; chmod 600 it", path)
-        return token
-    token = environ.get(TOKEN_ENV, "").strip()
-    if not token:
-        raise HttpSetupError(f"--transport http needs a bearer token that every request must carry: {HOW_TO_SET_A_TOKEN}")
-    return token
-
-
-def listen(settings: Settings) -> Listener:
-    """Bind ``host:port`` (port 0: any free one) and work out the accepted Host and Origin values."""
-    try:
-        family, kind, proto, _, address = socket.getaddrinfo(settings.host, settings.port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
-        sock = socket.socket(family, kind, proto)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(address)
-        sock.listen(128)
-    except OSError as exc:
-        raise HttpSetupError(f"cannot listen on {settings.host}:{settings.port} ({exc}); choose another --host or --port") from None
-    bound, port = sock.getsockname()[:2]
-    ip = ipaddress.ip_address(bound)
-    names = list(LOOPBACK_NAMES)
-    if not ip.is_loopback and not ip.is_unspecified:
-        names.append(_bracketed(bound))
-    hosts = [f"{name}:{port}" for name in names] + settings.allow_hosts
-    origins = [f"http://{name}:{port}" for name in names] + settings.allow_origins
-    return Listener(sock, bound, port, ip.is_loopback, hosts, origins)
-
-
-def _bracketed(address: str) -> str:
-    return f"[{address}]" if ":" in address else address
-
-
 class Gate:
     """What a request must pass before the MCP app sees it, in this order.
 
@@ -145,8 +71,12 @@ class Gate:
        clients that speak both fall back to the handshake on their own.
     """
 
-    def __init__(self, app: ASGIApp, token: str, security: TransportSecuritySettings, *, max_body: int, max_requests: int, max_sessions: int):
+    def __init__(
+        self, app: ASGIApp, token: str, security: TransportSecuritySettings, *, max_body: int, max_requests: int, max_sessions: int, place: Place | None = None
+    ):
         self.app = app
+        self.place = place
+        """This worker among several (``--workers``): sessions are named by it, and passed to it."""
         self.max_sessions = max_sessions
         self._digest = _digest(token)
         self._security = TransportSecurityMiddleware(security)
@@ -175,6 +105,14 @@ class Gate:
             self.posts -= post
 
     async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.place is not None:
+            session = forward.session_worker(scope, self.place.count)
+            if session is not None and session[0] != self.place.index:
+                await self._forward(scope, receive, send, session[0])
+                return
+            if session is not None:
+                scope = forward.with_own_id(scope, session[1], session[2])
+            send = forward.naming(send, self.place.index)
         request = Request(scope, receive)
         refusal = self._refuse_unauthorised(request) or await self._security.validate_request(request)
         if refusal is None and scope["method"] == "POST":
@@ -191,6 +129,20 @@ class Gate:
         if scope["method"] == "POST" and "mcp-session-id" not in request.headers:
             send = self._sessions_full(scope, receive, send)
         await self.app(scope, receive, send)
+
+    async def _forward(self, scope: Scope, receive: Receive, send: Send, worker: int) -> None:
+        """A request of a session ``worker`` holds: to it, once its token is right (it checks the rest)."""
+        assert self.place is not None
+        request = Request(scope, receive)
+        refusal = self._refuse_unauthorised(request)
+        body = None
+        if refusal is None and scope["method"] == "POST":
+            body = await _body(request, self.max_body)
+            refusal = self._refuse_body(body)
+        if refusal is not None:
+            await refusal(scope, receive, send)
+            return
+        await forward.forward(scope, receive, send, self.place.socket_path(worker), body)
 
     def _sessions_full(self, scope: Scope, receive: Receive, send: Send) -> Send:
         """``send`` for a request that opens a session: the SDK's bare 503 at ``max_sessions``
@@ -326,7 +278,7 @@ async def _refuse_modern_era(request: Request) -> Response | None:
     return JSONResponse({"jsonrpc": "2.0", "id": request_id, "error": error}, status_code=400)
 
 
-def app_for(host: Host, token: str, listener: Listener) -> Gate:
+def app_for(host: Host, token: str, listener: Listener, place: Place | None = None) -> Gate:
     """The ASGI app: the gate in front of the SDK's streamable-HTTP app (one session per client)."""
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True, allowed_hosts=listener.hosts, allowed_origins=listener.origins
@@ -336,7 +288,7 @@ def app_for(host: Host, token: str, listener: Listener) -> Gate:
     sessions = host.settings.max_sessions
     app = server.streamable_http_app(streamable_http_path=PATH, transport_security=security, max_request_body_size=max_body, max_sessions=sessions)
     logging.getLogger("mcp.server.streamable_http_manager").addFilter(_SessionsRefused())
-    return Gate(app, token, security, max_body=max_body, max_requests=request_limit(), max_sessions=sessions)
+    return Gate(app, token, security, max_body=max_body, max_requests=request_limit(), max_sessions=sessions, place=place)
 
 
 class _SessionsRefused(logging.Filter):
@@ -346,9 +298,14 @@ class _SessionsRefused(logging.Filter):
         return not record.getMessage().startswith("Refusing to open a new session")
 
 
-async def serve_http(host: Host, token: str, listener: Listener) -> None:
-    gate = app_for(host, token, listener)
-    asyncio.get_running_loop().set_exception_handler(gate.loop_exception)
+async def serve_http(
+    host: Host, token: str, listener: Listener, place: Place | None = None, private: socket.socket | None = None, life: int | None = None
+) -> None:
+    """Serve until SIGTERM or SIGINT; a worker (``place``) serves its private socket too, and stops
+    as if signalled when ``life`` (its supervisor's pipe) reads EOF."""
+    gate = app_for(host, token, listener, place)
+    loop = asyncio.get_running_loop()
+    loop.set_exception_handler(gate.loop_exception)
     config = uvicorn.Config(
         gate,
         log_config=None,  # our stderr logging; uvicorn's own would send access lines to stdout
@@ -356,8 +313,20 @@ async def serve_http(host: Host, token: str, listener: Listener) -> None:
         ws="none",
         lifespan="on",
         timeout_graceful_shutdown=STOP_GRACE,  # SIGTERM and SIGINT end both transports alike
+        # Longer than clients keep an idle connection (undici 4 s, httpx 5 s): at uvicorn's 5 s, a
+        # client reusing a connection as the server closed it got "other side closed" mid-call.
+        timeout_keep_alive=KEEP_ALIVE,
     )
-    await _Server(config, gate).serve(sockets=[listener.sock])
+    server = _Server(config, gate)
+    if life is not None:
+
+        def orphaned() -> None:
+            loop.remove_reader(life)
+            log.warning("worker %d: its supervisor is gone; stopping", place.index if place else 0)
+            server.should_exit = True
+
+        loop.add_reader(life, orphaned)
+    await server.serve(sockets=[listener.sock, *([private] if private is not None else [])])
 
 
 class _Server(uvicorn.Server):
