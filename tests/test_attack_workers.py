@@ -109,3 +109,51 @@ async def test_the_stale_write_guard_holds_across_workers(four):
             assert text_of(result).startswith("EDIT_CONFLICT"), text_of(result)
             assert target.read_text() == before
             target.write_text("alpha\nbeta\n")
+
+
+@pytest.mark.anyio
+async def test_undo_of_a_change_another_worker_changed_on_top_is_refused_not_clobbered(four):
+    target = four.root / "undo.txt"
+    target.write_text("base\n")
+    async with session(four) as first, session(four) as second:
+        assert not (await first.call_tool("write_file", {"path": str(target), "content": "first\n"})).is_error
+        await second.call_tool("read_file", {"path": str(target)})
+        changed = await second.call_tool("append_file", {"path": str(target), "content": "second\n"})
+        assert not changed.is_error, text_of(changed)
+        undone = await first.call_tool("undo_change", {})
+        # Undoing first's write would throw away second's append: must be refused, clearly.
+        assert target.read_text() == "first\nsecond\n", (target.read_text(), text_of(undone))
+        assert undone.is_error, text_of(undone)
+
+
+@pytest.mark.anyio
+async def test_one_change_undone_by_many_sessions_at_once_is_undone_once(four):
+    target = four.root / "once.txt"
+    target.write_text("before\n")
+    async with session(four) as maker:
+        assert not (await maker.call_tool("write_file", {"path": str(target), "content": "after\n"})).is_error
+        [change] = [c for c in (await maker.call_tool("list_changes", {})).structured_content["changes"] if c["tool"] == "write_file"]
+
+    async def undo() -> bool:
+        async with session(four) as client:
+            result = await client.call_tool("undo_change", {"id": change["id"]})
+            return not result.is_error
+
+    outcomes = await asyncio.gather(*(undo() for _ in range(8)))
+    assert outcomes.count(True) == 1, outcomes
+    assert target.read_text() == "before\n"
+
+
+@pytest.mark.anyio
+async def test_journal_ids_are_unique_across_workers(four):
+    async def writes(s: int) -> None:
+        async with session(four) as client:
+            for i in range(6):
+                r = await client.call_tool("write_file", {"path": str(four.root / f"w{s}-{i}.txt"), "content": f"{s}-{i}\n"})
+                assert not r.is_error, text_of(r)
+
+    await asyncio.gather(*(writes(s) for s in range(8)))
+    async with session(four) as client:
+        changes = (await client.call_tool("list_changes", {"limit": 200} )).structured_content["changes"]
+    ids = [c["id"] for c in changes]
+    assert len(ids) == len(set(ids)) == 48, ids
