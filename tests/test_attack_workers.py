@@ -157,3 +157,148 @@ async def test_journal_ids_are_unique_across_workers(four):
         changes = (await client.call_tool("list_changes", {"limit": 200} )).structured_content["changes"]
     ids = [c["id"] for c in changes]
     assert len(ids) == len(set(ids)) == 48, ids
+
+
+def test_slow_clients_holding_connections_to_every_worker_do_not_starve_a_real_request(four):
+    import socket as socketlib
+    from urllib.parse import urlparse
+
+    where = urlparse(four.url)
+    held = []
+    try:
+        for _ in range(300):
+            s = socketlib.create_connection((where.hostname, where.port), timeout=30)
+            s.sendall(b"POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n")  # never finished
+            held.append(s)
+        response = httpx2.post(four.url, json=INITIALIZE, headers=MCP_HEADERS, timeout=90)
+        assert response.status_code == 200, response.text
+    finally:
+        for s in held:
+            s.close()
+
+
+@pytest.mark.anyio
+async def test_sigterm_mid_writes_ends_every_call_and_loses_no_completed_change(tmp_path):
+    import json as jsonlib
+
+    served = serve(tmp_path, 3)
+    until(lambda: len(served.workers()) == 3, "three workers")
+    workers = served.workers()
+    done: list[str] = []
+
+    async def writer(s: int) -> None:
+        try:
+            async with session(served) as client:
+                for i in range(200):
+                    name = f"t{s}-{i}.txt"
+                    r = await client.call_tool("write_file", {"path": str(served.root / name), "content": name})
+                    if not r.is_error:
+                        done.append(name)
+        except BaseException:  # the server going away ends the session: an error, not a hang
+            pass
+
+    async def terminate() -> None:
+        while len(done) < 20:
+            await asyncio.sleep(0.05)
+        served.process.terminate()
+
+    await asyncio.wait_for(asyncio.gather(terminate(), *(writer(s) for s in range(6))), timeout=300)
+    assert served.process.wait(timeout=60) == 0
+    for pid in workers:
+        until(lambda: not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2], f"worker {pid} gone")
+    for name in done:
+        assert (served.root / name).read_text() == name
+    changes = served.state / "fsmcp" / "journal" / "changes"
+    metas = [jsonlib.loads((e / "meta.json").read_text()) for e in changes.iterdir() if (e / "meta.json").exists()]
+    assert len(metas) >= len(done), (len(metas), len(done))
+
+
+@pytest.mark.parametrize("era", ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"])
+def test_a_session_of_every_era_is_served_by_every_worker(four, era):
+    import json as jsonlib
+
+    hello = {**INITIALIZE, "params": {**INITIALIZE["params"], "protocolVersion": era}}
+    opened = httpx2.post(four.url, json=hello, headers=MCP_HEADERS, timeout=60)
+    assert opened.status_code == 200, opened.text
+    sid = opened.headers["mcp-session-id"]
+    headers = {**MCP_HEADERS, "Mcp-Session-Id": sid}
+    if era != "2024-11-05" and era != "2025-03-26":
+        headers["MCP-Protocol-Version"] = era
+    r = httpx2.post(four.url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers, timeout=60)
+    assert r.status_code in (200, 202), r.text
+    (four.root / "era.txt").write_text("era\n")
+    for n in range(12):  # fresh connections: the kernel spreads them over the workers
+        r = httpx2.post(four.url, json={"jsonrpc": "2.0", "id": 10 + n, "method": "tools/call", "params": {"name": "read_file", "arguments": {"path": str(four.root / "era.txt")}}}, headers=headers, timeout=60)
+        assert r.status_code == 200, (n, r.status_code, r.text)
+        body = r.text
+        if "text/event-stream" in r.headers.get("content-type", ""):
+            body = "".join(line[5:] for line in body.splitlines() if line.startswith("data:"))
+        message = jsonlib.loads(body)
+        assert message["id"] == 10 + n and "era" in jsonlib.dumps(message["result"]), message
+
+
+@pytest.mark.anyio
+async def test_kill_9_workers_again_and_again_during_edits_leaves_file_and_journal_whole(tmp_path):
+    import json as jsonlib
+    import signal
+
+    served = serve(tmp_path, 3)
+    until(lambda: len(served.workers()) == 3, "three workers")
+    target = served.root / "k.txt"
+    target.write_text("")
+    done: list[str] = []
+    stop = False
+
+    async def appender(s: int) -> None:
+        i = 0
+        while not stop:
+            try:
+                async with session(served) as client:
+                    while not stop:
+                        line = f"a{s}-{i}\n"
+                        i += 1
+                        r = await client.call_tool("append_file", {"path": str(target), "content": line})
+                        if not r.is_error:
+                            done.append(line)
+                        else:
+                            assert text_of(r).startswith("EDIT_CONFLICT"), text_of(r)
+            except AssertionError:
+                raise
+            except BaseException:
+                await asyncio.sleep(0.1)  # its worker died: a new session
+
+    async def killer() -> None:
+        for _ in range(6):
+            while True:
+                before = len(done)
+                await asyncio.sleep(0.5)
+                if len(done) > before:
+                    break
+            victims = served.workers()
+            if victims:
+                os.kill(victims[_ % len(victims)], signal.SIGKILL)
+            await asyncio.sleep(1)
+
+    async def run() -> None:
+        nonlocal stop
+        tasks = [asyncio.create_task(appender(s)) for s in range(5)]
+        await killer()
+        stop = True
+        await asyncio.gather(*tasks)
+
+    try:
+        await asyncio.wait_for(run(), timeout=400)
+        until(lambda: len(served.workers()) == 3, "three workers again")
+        assert httpx2.post(served.url, json=INITIALIZE, headers=MCP_HEADERS, timeout=60).status_code == 200
+    finally:
+        served.process.terminate()
+        served.process.wait(timeout=60)
+    lines = target.read_text().splitlines(keepends=True)
+    assert len(lines) == len(set(lines)), "a line appended twice"
+    assert set(done) <= set(lines), set(done) - set(lines)
+    changes = served.state / "fsmcp" / "journal" / "changes"
+    metas = [jsonlib.loads((e / "meta.json").read_text()) for e in changes.iterdir() if (e / "meta.json").exists()]
+    # A call cut by the kill is recovered into an entry marked "interrupted" (it may have changed nothing).
+    whole = [m for m in metas if not m.get("interrupted")]
+    assert len(whole) >= len(done)
+    assert len(whole) <= len(lines), (len(whole), len(lines))  # no finished change journaled that is not in the file
