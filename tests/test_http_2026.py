@@ -368,6 +368,9 @@ def test_what_a_2026_request_may_not_say(tmp_path, tree):
         )
         batch = httpx2.post(server.url, json=[{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}], headers={"Authorization": f"Bearer {TOKEN}", "MCP-Protocol-Version": VERSION}, timeout=60)
         unknown = httpx2.post(server.url, json={"jsonrpc": "2.0", "id": 4, "method": "tools/list"}, headers={"Authorization": f"Bearer {TOKEN}", "MCP-Protocol-Version": "2099-01-01"}, timeout=60)
+        initialize = raw(server, "initialize", {"protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "x", "version": "0"}})
+        ping = raw(server, "ping", {})
+        unknown_tool = raw(server, "tools/call", {"name": "no_such_tool", "arguments": {}}, capabilities={"roots": {}})
         notified = httpx2.post(
             server.url,
             json={"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1, "_meta": {"io.modelcontextprotocol/protocolVersion": VERSION, "io.modelcontextprotocol/clientCapabilities": {}}}},
@@ -382,6 +385,13 @@ def test_what_a_2026_request_may_not_say(tmp_path, tree):
     assert unknown.json()["error"]["code"] == types.UNSUPPORTED_PROTOCOL_VERSION
     assert unknown.json()["error"]["data"]["supported"] == ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", VERSION]
     assert notified.status_code == 202
+    # Errors carry the HTTP status the revision gives their code: 404 for a method not served.
+    assert (initialize.status_code, initialize.json()["error"]["code"]) == (404, types.METHOD_NOT_FOUND)
+    assert "server/discover" in initialize.json()["error"]["message"]
+    assert (ping.status_code, ping.json()["error"]["code"]) == (404, types.METHOD_NOT_FOUND)
+    assert (mismatch.status_code, batch.status_code, unknown.status_code) == (400, 400, 400)
+    # A tool not offered is answered at once, without first asking a roots-offering client for its roots.
+    assert unknown_tool.json()["result"]["resultType"] == "complete" and unknown_tool.json()["result"]["isError"]
 
 
 def test_an_answer_streams_when_the_client_accepts_events_and_asks_for_progress(tmp_path, tree):

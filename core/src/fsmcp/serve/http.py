@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import uvicorn
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from mcp.types import UNSUPPORTED_PROTOCOL_VERSION
+from mcp.shared.inbound import ERROR_CODE_HTTP_STATUS
 from mcp.types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from sse_starlette.sse import AppStatus
 from starlette.requests import Request
@@ -30,10 +31,9 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response, Strea
 from ..api.config import Settings
 from .server import build_server
 from .request_state import RequestStates
-from .stdio import INVALID_REQUEST, MODERN_VERSIONS, PARSE_ERROR, STOP_GRACE, Connection, _enveloped
-from .wire import Wire, encode
+from .stdio import INVALID_REQUEST, METHOD_NOT_FOUND, MODERN_VERSIONS, PARSE_ERROR, STOP_GRACE, Connection, _enveloped
 from ..api.jsontext import TOO_DEEP, too_deep
-from .wire import max_message_bytes
+from .wire import Wire, encode, max_message_bytes
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -396,7 +396,8 @@ class Stateless:
             code, text, data = rejection
             request_id = message.get("id") if isinstance(message, dict) else None
             error = {"code": code, "message": text, **({"data": data} if data is not None else {})}
-            await JSONResponse({"jsonrpc": "2.0", "id": request_id, "error": error}, status_code=400)(scope, _nothing, send)
+            status = ERROR_CODE_HTTP_STATUS.get(code, 400)
+            await JSONResponse({"jsonrpc": "2.0", "id": request_id, "error": error}, status_code=status)(scope, _nothing, send)
             return
         if "id" not in message:  # a notification: nothing in this era is kept to act on it
             await Response(status_code=202)(scope, _nothing, send)
@@ -423,7 +424,8 @@ class Stateless:
                 answer = sent
         if answer is None:  # the call was cancelled: the client left
             return
-        await Response(encode(answer), media_type="application/json")(scope, _nothing, send)
+        status = ERROR_CODE_HTTP_STATUS.get(answer["error"].get("code"), 200) if "error" in answer else 200
+        await Response(encode(answer), status_code=status, media_type="application/json")(scope, _nothing, send)
 
     def _rejection(self, request: Request, message: Any) -> tuple[int, str, Any] | None:
         """What the HTTP layer refuses before the dispatch: no JSON-RPC object, a batch, headers
@@ -436,6 +438,13 @@ class Stateless:
             return PARSE_ERROR, "Parse error: the body is not a JSON-RPC message", None
         if "method" not in message:
             return INVALID_REQUEST, "not a JSON-RPC request: this server sends no request a client would answer in this era", None
+        if message.get("method") == "initialize":
+            return (
+                METHOD_NOT_FOUND,
+                "initialize is not a method of the 2026-07-28 protocol, which has no handshake: send server/discover, "
+                "or send initialize without the 2026-07-28 MCP-Protocol-Version header to open a session of an earlier version",
+                "initialize",
+            )
         if request.headers.get("mcp-session-id") is not None:
             return INVALID_REQUEST, "a 2026-07-28 request carries no Mcp-Session-Id: that protocol has no sessions", None
         verdict = classify_inbound_request(message, headers={k.lower(): v for k, v in request.headers.items()}, supported_modern_versions=MODERN_VERSIONS)

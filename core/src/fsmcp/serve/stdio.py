@@ -357,8 +357,9 @@ class Connection:
                 self.applied_roots(resumed.roots)
             if isinstance(responses, dict) and ROOTS_INPUT in responses:
                 self.applied_roots(responses[ROOTS_INPUT])
-            elif self.offers_roots and not self.roots.known:
+            elif self.offers_roots and not self.roots.known and name in self.tool_names:
                 # This era has no server-to-client requests: the client asks and calls again.
+                # (A tool not offered is answered as such at once: no path of it is resolved.)
                 return {"inputRequests": {ROOTS_INPUT: {"method": "roots/list"}}}, "input_required"
             if elicits_forms(params["_meta"][CAPABILITIES_KEY]):
                 asking = self.resumed(name, arguments, params.get("requestState"), responses, resumed)
@@ -373,6 +374,10 @@ class Connection:
         if asking is not None and asking.waiting:
             return self.park(name, arguments, asking), "input_required"
         return result, "complete"
+
+    @functools.cached_property
+    def tool_names(self) -> frozenset[str]:
+        return frozenset(tool["name"] for tool in self.tools)
 
     @functools.cached_property
     def session(self) -> Session:
