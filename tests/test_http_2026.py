@@ -435,3 +435,34 @@ def _b64e(data: bytes) -> str:
 
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
 
+
+
+def test_progress_streams_while_the_call_runs(tmp_path, tree):
+    """The progress notifications (one a second of a program's run) come on the event stream
+    before the answer: the program runs for 3 s of the wall clock at least, however loaded the
+    machine (gawk's systime())."""
+    runs = ["BEGIN { start = systime(); while (systime() - start < 3) {} print \"stopped\" }"]
+    with servers(tmp_path, tree, 1) as (server,):
+        body = {
+            "jsonrpc": "2.0",
+            "id": 5,
+            "method": "tools/call",
+            "params": {
+                "name": "run_command",
+                "arguments": {"command": "awk", "args": runs, "timeout": 60},
+                "_meta": {"io.modelcontextprotocol/protocolVersion": VERSION, "io.modelcontextprotocol/clientCapabilities": {}, "progressToken": "p5"},
+            },
+        }
+        headers = {
+            "Authorization": f"Bearer {TOKEN}", "Accept": "application/json, text/event-stream", "MCP-Protocol-Version": VERSION,
+            "Mcp-Method": "tools/call", "Mcp-Name": "run_command",
+        }
+        events = []
+        with httpx2.stream("POST", server.url, json=body, headers=headers, timeout=600) as response:
+            assert response.headers["content-type"].startswith("text/event-stream")
+            for line in response.iter_lines():
+                if line.startswith("data: "):
+                    events.append(json.loads(line[len("data: "):]))
+    progress, answer = events[:-1], events[-1]
+    assert progress and progress[0]["method"] == "notifications/progress" and progress[0]["params"]["progressToken"] == "p5"
+    assert answer["id"] == 5 and "stopped" in answer["result"]["content"][0]["text"], answer
