@@ -466,3 +466,21 @@ def test_progress_streams_while_the_call_runs(tmp_path, tree):
     progress, answer = events[:-1], events[-1]
     assert progress and progress[0]["method"] == "notifications/progress" and progress[0]["params"]["progressToken"] == "p5"
     assert answer["id"] == 5 and "stopped" in answer["result"]["content"][0]["text"], answer
+
+
+def test_a_key_open_to_other_users_stops_the_start_saying_what_to_do(tmp_path, tree):
+    state = tmp_path / "state"
+    (state / "fsmcp" / "http").mkdir(parents=True, mode=0o700)
+    key = state / "fsmcp" / "http" / KEY_NAME
+    key.write_bytes(os.urandom(32))
+    key.chmod(0o644)
+    token_file = tmp_path / "token"
+    token_file.write_text(TOKEN)
+    token_file.chmod(0o600)
+    done = subprocess.run(
+        forked("serve", "--transport", "http", "--port", "0", "--token-file", str(token_file), str(tree)),
+        cwd=tmp_path, env={**os.environ, "XDG_STATE_HOME": str(state)}, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("fsmcp: error: cannot keep the 2026-07-28 request states: ") and "open to other users" in done.stderr
+    assert "Traceback" not in done.stderr

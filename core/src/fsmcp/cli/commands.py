@@ -236,12 +236,13 @@ def _programs(host: Host) -> str:
 
 def _serve_http(host: Host) -> int:
     """HTTP (stdio starts in :func:`_serve_stdio`)."""
-    from ..serve.http import HttpSetupError, listen, read_token, serve_http
+    from ..serve.http import HttpSetupError, listen, read_token, request_states, serve_http
 
     if problem := _unservable(host):
         return _error(problem)
     try:
         token = read_token(host.settings)
+        states = request_states()
         listener = listen(host.settings)
     except HttpSetupError as exc:
         return _error(exc)
@@ -253,7 +254,7 @@ def _serve_http(host: Host) -> int:
         )
     # Printed once the socket listens: from here on a client's request waits for the app, never fails.
     console.say(f"serving {len(host.tools)} tools over HTTP at {listener.url} on {_described(host)}{_programs(host)}")
-    return _run(serve_http, host, token, listener)
+    return _run(serve_http, host, token, listener, states)
 
 
 def _run(serve: Callable[..., Awaitable[None]], *args: Any) -> int:

@@ -498,13 +498,22 @@ async def _nothing() -> dict[str, Any]:
     return {"type": "http.disconnect"}
 
 
-def app_for(host: Host, token: str, listener: Listener) -> Gate:
+def request_states() -> RequestStates:
+    """The sealer of 2026-07-28 request states, its key made or read; :class:`HttpSetupError`
+    saying what to change when the state directory is not this user's alone."""
+    try:
+        return RequestStates()
+    except (ValueError, OSError) as exc:
+        raise HttpSetupError(f"cannot keep the 2026-07-28 request states: {exc}") from None
+
+
+def app_for(host: Host, token: str, listener: Listener, states: RequestStates | None = None) -> Gate:
     """The ASGI app: the gate in front of the SDK's streamable-HTTP app (one session per client)."""
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True, allowed_hosts=listener.hosts, allowed_origins=listener.origins
     )
     server = build_server(host)
-    stateless = Stateless(host, RequestStates())
+    stateless = Stateless(host, states or request_states())
     max_body = max_message_bytes(host.settings.max_file_bytes)  # the longest message, as over stdio
     sessions = host.settings.max_sessions
     app = server.streamable_http_app(streamable_http_path=PATH, transport_security=security, max_request_body_size=max_body, max_sessions=sessions)
@@ -519,8 +528,8 @@ class _SessionsRefused(logging.Filter):
         return not record.getMessage().startswith("Refusing to open a new session")
 
 
-async def serve_http(host: Host, token: str, listener: Listener) -> None:
-    gate = app_for(host, token, listener)
+async def serve_http(host: Host, token: str, listener: Listener, states: RequestStates | None = None) -> None:
+    gate = app_for(host, token, listener, states)
     asyncio.get_running_loop().set_exception_handler(gate.loop_exception)
     config = uvicorn.Config(
         gate,
