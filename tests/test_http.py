@@ -77,9 +77,10 @@ def served(tmp_path: Path) -> Iterator[Served]:
 
 
 @asynccontextmanager
-async def session(served: Served, **client_options) -> AsyncIterator[Client]:
+async def session(served: Served, mode: str = "legacy", **client_options) -> AsyncIterator[Client]:
+    """The SDK's client in a session of the handshake era (``mode="auto"`` picks 2026-07-28: tests/test_http_2026.py)."""
     http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30)
-    async with http, Client(streamable_http_client(served.url, http_client=http), **client_options) as client:
+    async with http, Client(streamable_http_client(served.url, http_client=http), mode=mode, **client_options) as client:
         yield client
 
 
@@ -150,8 +151,15 @@ async def test_with_the_token_tools_list_write_and_read(served):
     assert not written.is_error, text_of(written)
     assert (served.root / "new.txt").read_text() == "over http\n"
     assert not read.is_error and text_of(read) == "over http\n"
-    # The SDK's client asked for 2026-07-28 first, was told HTTP serves the handshake era here, and fell back.
     assert protocol == "2025-11-25"
+
+
+@pytest.mark.anyio
+async def test_the_sdks_client_left_to_choose_speaks_2026_07_28_over_http(served):
+    async with session(served, mode="auto") as client:
+        read = await client.call_tool("read_file", {"path": "top.txt"})
+        protocol = client.protocol_version
+    assert protocol == "2026-07-28" and text_of(read) == "at the top\n"
 
 
 @pytest.mark.anyio
@@ -163,14 +171,14 @@ async def test_errors_are_results_over_http_too(served):
     assert outside.is_error and text_of(outside).startswith("ACCESS_DENIED: ")
 
 
-def test_a_2026_request_is_told_which_versions_are_served(served):
+def test_an_unknown_version_is_told_which_versions_are_served(served):
     discover = {"jsonrpc": "2.0", "id": 9, "method": "server/discover", "params": {}}
-    response = post(served, discover, Authorization=f"Bearer {TOKEN}", **{"MCP-Protocol-Version": "2026-07-28"})
+    response = post(served, discover, Authorization=f"Bearer {TOKEN}", **{"MCP-Protocol-Version": "2099-01-01"})
     assert response.status_code == 400
     body = response.json()
     assert body["id"] == 9
     assert body["error"]["code"] == types.UNSUPPORTED_PROTOCOL_VERSION
-    assert body["error"]["data"]["supported"] == ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]
+    assert body["error"]["data"]["supported"] == ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"]
 
 
 # -- DNS rebinding ------------------------------------------------------------------------------

@@ -97,7 +97,8 @@ def fresh_connections() -> httpx2.AsyncClient:
 @asynccontextmanager
 async def session(served: Served) -> AsyncIterator[Client]:
     http = fresh_connections()
-    async with http, Client(streamable_http_client(served.url, http_client=http)) as client:
+    # The handshake eras: a session, held by one worker (a 2026-07-28 client keeps no session).
+    async with http, Client(streamable_http_client(served.url, http_client=http), mode="legacy") as client:
         yield client
 
 

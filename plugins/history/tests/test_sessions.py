@@ -66,7 +66,8 @@ def http(tree: Path, tmp_path: Path) -> Iterator:
         @asynccontextmanager
         async def one() -> AsyncIterator[ToolCalls]:
             client = httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30)
-            async with client, Client(streamable_http_client(url, http_client=client)) as session:
+            # Sessions of the handshake era: a 2026-07-28 client has none (each request stands alone).
+            async with client, Client(streamable_http_client(url, http_client=client), mode="legacy") as session:
                 yield ToolCalls(session)
 
         @asynccontextmanager

@@ -242,12 +242,13 @@ def _programs(host: Host) -> str:
 
 def _serve_http(host: Host) -> int:
     """HTTP (stdio starts in :func:`_serve_stdio`)."""
-    from ..serve.http import HttpSetupError, listen, read_token, serve_http
+    from ..serve.http import HttpSetupError, listen, read_token, request_states, serve_http
 
     if problem := _unservable(host):
         return _error(problem)
     try:
         token = read_token(host.settings)
+        states = request_states()
         listener = listen(host.settings)
     except HttpSetupError as exc:
         return _error(exc)
@@ -259,7 +260,7 @@ def _serve_http(host: Host) -> int:
         )
     # Printed once the socket listens: from here on a client's request waits for the app, never fails.
     console.say(f"serving {len(host.tools)} tools over HTTP at {listener.url} on {_described(host)}{_programs(host)}")
-    return _run(serve_http, host, token, listener)
+    return _run(serve_http, host, token, listener, None, None, None, states)
 
 
 def _serve_worker(settings: Settings, token: str, listener: Any, private: Any, place: Any, ready: int | None, life: int) -> int:
@@ -273,13 +274,17 @@ def _serve_worker(settings: Settings, token: str, listener: Any, private: Any, p
         return _error(exc)
     if problem := _unservable(host):
         return _error(problem)
-    from ..serve.http import serve_http
+    from ..serve.http import HttpSetupError, request_states, serve_http
 
+    try:
+        states = request_states()  # the key the supervisor made or found: every worker seals with it
+    except HttpSetupError as exc:
+        return _error(exc)
     if ready is not None:
         line = f"serving {len(host.tools)} tools over HTTP at {listener.url} on {_described(host)}{_programs(host)}"
         os.write(ready, line.encode())
         os.close(ready)
-    return _run(serve_http, host, token, listener, place, private, life)
+    return _run(serve_http, host, token, listener, place, private, life, states)
 
 
 def _run(serve: Callable[..., Awaitable[None]], *args: Any) -> int:

@@ -12,23 +12,25 @@ import logging
 import os
 import socket
 import time
-from collections.abc import Generator
+from collections.abc import AsyncIterator, Generator
 from typing import TYPE_CHECKING, Any
 
 import uvicorn
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from mcp.types import UNSUPPORTED_PROTOCOL_VERSION
+from mcp.shared.inbound import ERROR_CODE_HTTP_STATUS
 from mcp.types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from sse_starlette.sse import AppStatus
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 
 from .listen import PATH, HttpSetupError, Listener, listen, read_token  # noqa: F401 - where the CLI and tests find them
 from . import forward
 from .server import build_server
-from .stdio import INVALID_REQUEST, PARSE_ERROR, STOP_GRACE
+from .request_state import RequestStates
+from .stdio import INVALID_REQUEST, METHOD_NOT_FOUND, MODERN_VERSIONS, PARSE_ERROR, STOP_GRACE, Connection, _enveloped
 from ..api.jsontext import TOO_DEEP, too_deep
-from .wire import max_message_bytes
+from .wire import Wire, encode, max_message_bytes
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -66,15 +68,30 @@ class Gate:
 
     1. ``Authorization: Bearer <token>``, compared in constant time: else 401.
     2. ``Host`` and ``Origin`` among the accepted values (DNS rebinding): else 421 / 403.
-    3. A handshake-era protocol version: a 2026-07-28 request over HTTP has no session to keep
-       a client's roots and workspace in, so it is told which versions are served (-32022), and
-       clients that speak both fall back to the handshake on their own.
+    3. The body: at most ``max_body`` bytes (else 413), nested no deeper than the JSON reader
+       can follow (else 400).
+    4. The era. A POST carrying the 2026-07-28 envelope in ``params._meta`` (or an
+       ``MCP-Protocol-Version: 2026-07-28`` header) is answered here, statelessly, by the
+       dispatch stdio uses (:class:`Stateless`): nothing of it is kept between requests, so any
+       worker or replica sharing the state directory can answer the next. Anything else goes to
+       the SDK's session app (the handshake eras, ``Mcp-Session-Id``), unless its
+       ``MCP-Protocol-Version`` is one no era here speaks: -32022 with the versions served.
     """
 
     def __init__(
-        self, app: ASGIApp, token: str, security: TransportSecuritySettings, *, max_body: int, max_requests: int, max_sessions: int, place: Place | None = None
+        self,
+        app: ASGIApp,
+        token: str,
+        security: TransportSecuritySettings,
+        *,
+        max_body: int,
+        max_requests: int,
+        max_sessions: int,
+        stateless: Stateless | None = None,
+        place: Place | None = None,
     ):
         self.app = app
+        self.stateless = stateless
         self.place = place
         """This worker among several (``--workers``): sessions are named by it, and passed to it."""
         self.max_sessions = max_sessions
@@ -121,8 +138,13 @@ class Gate:
             if refusal is None:
                 receive = _replay(body, receive)  # type: ignore[arg-type]
                 request = Request(scope, receive)
+        if refusal is None and scope["method"] == "POST" and self.stateless is not None:
+            message = _parsed(body)
+            if _modern(request, message):
+                await self.stateless.serve(request, message, send)
+                return
         if refusal is None:
-            refusal = await _refuse_modern_era(request)
+            refusal = await _refuse_unknown_era(request)
         if refusal is not None:
             await refusal(scope, receive, send)
             return
@@ -260,7 +282,21 @@ def _replay(body: bytes, receive: Receive) -> Receive:
     return replayed  # type: ignore[return-value]
 
 
-async def _refuse_modern_era(request: Request) -> Response | None:
+def _parsed(body: bytes | None) -> Any:
+    try:
+        return json.loads(body) if body else None
+    except ValueError:
+        return None
+
+
+def _modern(request: Request, message: Any) -> bool:
+    """Whether a POST is a 2026-07-28 request: its envelope, or its version header, says so."""
+    if request.headers.get("mcp-protocol-version") in MODERN_VERSIONS:
+        return True
+    return isinstance(message, dict) and message.get("method") != "initialize" and _enveloped(message.get("params"))
+
+
+async def _refuse_unknown_era(request: Request) -> Response | None:
     requested = request.headers.get("mcp-protocol-version")
     if requested is None or requested in HANDSHAKE_PROTOCOL_VERSIONS:
         return None
@@ -268,27 +304,172 @@ async def _refuse_modern_era(request: Request) -> Response | None:
         body = json.loads(await request.body())
     except ValueError:
         body = None
+    served = [*HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_VERSIONS]
     error = {
         "code": UNSUPPORTED_PROTOCOL_VERSION,
-        "message": f"protocol version {requested} is not served over HTTP here: it keeps no session, and this "
-        "server keeps each client's roots and workspace per session; use one of the handshake versions",
-        "data": {"supported": list(HANDSHAKE_PROTOCOL_VERSIONS), "requested": requested},
+        "message": f"protocol version {requested} is not served here; use one of {', '.join(served)}",
+        "data": {"supported": served, "requested": requested},
     }
     request_id = body.get("id") if isinstance(body, dict) else None
     return JSONResponse({"jsonrpc": "2.0", "id": request_id, "error": error}, status_code=400)
 
 
-def app_for(host: Host, token: str, listener: Listener, place: Place | None = None) -> Gate:
+class _RequestWire(Wire):
+    """One 2026-07-28 request's answer: what the dispatch sends, queued for the HTTP response."""
+
+    live = True
+
+    def __init__(self) -> None:
+        self.sent: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+
+    async def send(self, message: dict[str, Any] | list[dict[str, Any]]) -> None:
+        await self.sent.put(message)  # type: ignore[arg-type]
+
+
+class Stateless:
+    """2026-07-28 over HTTP: each POST answered on its own by stdio's dispatch (:class:`Connection`).
+
+    A connection is made for the request and ends with it: the client's capabilities come with
+    the request, its roots with the round that asked for them, its workspace as the handle in
+    ``_meta`` (:data:`WORKSPACE_KEY`), a consent question's answers with the ``requestState``
+    sealed by :class:`RequestStates` (shared by every process of the state directory). The answer
+    is one JSON body, or an event stream when the client accepts one and asked for progress.
+    """
+
+    def __init__(self, host: Host, states: RequestStates):
+        self.host = host
+        self.states = states
+
+    async def serve(self, request: Request, message: Any, send: Send) -> None:
+        scope = request.scope
+        rejection = self._rejection(request, message)
+        if rejection is not None:
+            code, text, data = rejection
+            request_id = message.get("id") if isinstance(message, dict) else None
+            error = {"code": code, "message": text, **({"data": data} if data is not None else {})}
+            status = ERROR_CODE_HTTP_STATUS.get(code, 400)
+            await JSONResponse({"jsonrpc": "2.0", "id": request_id, "error": error}, status_code=status)(scope, _nothing, send)
+            return
+        if "id" not in message:  # a notification: nothing in this era is kept to act on it
+            await Response(status_code=202)(scope, _nothing, send)
+            return
+        wire = _RequestWire()
+        connection = Connection(self.host, wire, self.states)
+        connection.opened = connection.modern = True
+        meta = (message.get("params") or {}).get("_meta") if isinstance(message.get("params"), dict) else None
+        streams = "text/event-stream" in request.headers.get("accept", "") and isinstance(meta, dict) and "progressToken" in meta
+        serving = asyncio.get_running_loop().create_task(self._answer(connection, message))
+        if streams:
+            await self._stream(request, wire, serving, send)
+            return
+        watch = asyncio.get_running_loop().create_task(_disconnected(request, serving))
+        try:
+            await asyncio.wait([serving])
+        finally:
+            watch.cancel()
+            serving.cancel()
+        answer = None
+        while not wire.sent.empty():
+            sent = wire.sent.get_nowait()
+            if "id" in sent:
+                answer = sent
+        if answer is None:  # the call was cancelled: the client left
+            return
+        status = ERROR_CODE_HTTP_STATUS.get(answer["error"].get("code"), 200) if "error" in answer else 200
+        await Response(encode(answer), status_code=status, media_type="application/json")(scope, _nothing, send)
+
+    def _rejection(self, request: Request, message: Any) -> tuple[int, str, Any] | None:
+        """What the HTTP layer refuses before the dispatch: no JSON-RPC object, a batch, headers
+        that disagree with the body (the SDK's ladder: ``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name``)."""
+        from mcp.shared.inbound import InboundLadderRejection, classify_inbound_request
+
+        if not isinstance(message, dict):
+            if isinstance(message, list):
+                return INVALID_REQUEST, "a batch is not accepted in the 2026-07-28 protocol: send one request per POST", None
+            return PARSE_ERROR, "Parse error: the body is not a JSON-RPC message", None
+        if "method" not in message:
+            return INVALID_REQUEST, "not a JSON-RPC request: this server sends no request a client would answer in this era", None
+        if message.get("method") == "initialize":
+            return (
+                METHOD_NOT_FOUND,
+                "initialize is not a method of the 2026-07-28 protocol, which has no handshake: send server/discover, "
+                "or send initialize without the 2026-07-28 MCP-Protocol-Version header to open a session of an earlier version",
+                "initialize",
+            )
+        if request.headers.get("mcp-session-id") is not None:
+            return INVALID_REQUEST, "a 2026-07-28 request carries no Mcp-Session-Id: that protocol has no sessions", None
+        verdict = classify_inbound_request(message, headers={k.lower(): v for k, v in request.headers.items()}, supported_modern_versions=MODERN_VERSIONS)
+        if isinstance(verdict, InboundLadderRejection):
+            return verdict.code, verdict.message, verdict.data
+        return None
+
+    async def _answer(self, connection: Connection, message: dict[str, Any]) -> None:
+        try:
+            await connection.receive(message)
+            if connection.running:
+                await asyncio.wait(list(connection.running.values()))
+        finally:
+            calls = list(connection.running.values())
+            for call in calls:  # the client left: as a notifications/cancelled would, over stdio
+                call.cancel()
+            if calls:
+                await asyncio.wait(calls, timeout=STOP_GRACE)
+
+    async def _stream(self, request: Request, wire: _RequestWire, serving: asyncio.Task[None], send: Send) -> None:
+        """The answer as server-sent events: each progress notification, then the response."""
+
+        async def events() -> AsyncIterator[bytes]:
+            while True:
+                sent = await wire.sent.get()
+                yield b"event: message\ndata: " + encode(sent).rstrip(b"\n") + b"\n\n"
+                if "id" in sent:
+                    return
+
+        watch = asyncio.get_running_loop().create_task(_disconnected(request, serving))
+        try:
+            await StreamingResponse(events(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})(request.scope, _nothing, send)
+        finally:
+            watch.cancel()
+            if not serving.done():
+                serving.cancel()
+
+
+async def _disconnected(request: Request, serving: asyncio.Task[None]) -> None:
+    """Cancel the call when its client hangs up before the answer (no one is left to read it)."""
+    while not serving.done():
+        message = await request.receive()
+        if message["type"] == "http.disconnect":
+            serving.cancel()
+            return
+
+
+async def _nothing() -> dict[str, Any]:
+    """``receive`` for a response sent without reading more of the request (it was read whole)."""
+    await asyncio.Event().wait()
+    return {"type": "http.disconnect"}
+
+
+def request_states() -> RequestStates:
+    """The sealer of 2026-07-28 request states, its key made or read; :class:`HttpSetupError`
+    saying what to change when the state directory is not this user's alone."""
+    try:
+        return RequestStates()
+    except (ValueError, OSError) as exc:
+        raise HttpSetupError(f"cannot keep the 2026-07-28 request states: {exc}") from None
+
+
+def app_for(host: Host, token: str, listener: Listener, place: Place | None = None, states: RequestStates | None = None) -> Gate:
     """The ASGI app: the gate in front of the SDK's streamable-HTTP app (one session per client)."""
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True, allowed_hosts=listener.hosts, allowed_origins=listener.origins
     )
     server = build_server(host)
+    stateless = Stateless(host, states or request_states())
     max_body = max_message_bytes(host.settings.max_file_bytes)  # the longest message, as over stdio
     sessions = host.settings.max_sessions
     app = server.streamable_http_app(streamable_http_path=PATH, transport_security=security, max_request_body_size=max_body, max_sessions=sessions)
     logging.getLogger("mcp.server.streamable_http_manager").addFilter(_SessionsRefused())
-    return Gate(app, token, security, max_body=max_body, max_requests=request_limit(), max_sessions=sessions, place=place)
+    return Gate(app, token, security, max_body=max_body, max_requests=request_limit(), max_sessions=sessions, stateless=stateless, place=place)
 
 
 class _SessionsRefused(logging.Filter):
@@ -299,11 +480,17 @@ class _SessionsRefused(logging.Filter):
 
 
 async def serve_http(
-    host: Host, token: str, listener: Listener, place: Place | None = None, private: socket.socket | None = None, life: int | None = None
+    host: Host,
+    token: str,
+    listener: Listener,
+    place: Place | None = None,
+    private: socket.socket | None = None,
+    life: int | None = None,
+    states: RequestStates | None = None,
 ) -> None:
     """Serve until SIGTERM or SIGINT; a worker (``place``) serves its private socket too, and stops
     as if signalled when ``life`` (its supervisor's pipe) reads EOF."""
-    gate = app_for(host, token, listener, place)
+    gate = app_for(host, token, listener, place, states)
     loop = asyncio.get_running_loop()
     loop.set_exception_handler(gate.loop_exception)
     config = uvicorn.Config(

@@ -1,7 +1,8 @@
 """The host's tools on the ``mcp`` SDK's low-level server, for streamable HTTP (``http.py``).
 
-Over HTTP only the handshake era is served (``http.py`` refuses 2026-07-28 requests, which
-stand alone without a session); stdio has its own transport (``stdio.py``).
+Over HTTP this serves the handshake era's sessions; a 2026-07-28 request, which stands alone
+without a session, is answered before it reaches the SDK by stdio's dispatch (``http.py``,
+``Stateless``); stdio has its own transport (``stdio.py``).
 """
 
 from __future__ import annotations

@@ -36,12 +36,14 @@ from ..paths.consent import Consent, call_digest, elicits_forms, form
 from ..api.jsontext import TOO_DEEP, too_deep
 from .wire import TOO_LONG, PipeWire, Wire, max_message_bytes, too_long
 from ..run.workers import WORKERS
+from .request_state import StateRefused
 
 if TYPE_CHECKING:
     from ..run.catalog import DeferredHost
     from ..paths.guard import Session
     from ..run.host import Host
     from ..run.runner import NotNow
+    from .request_state import RequestStates, Resumed
 
 log = logging.getLogger("fsmcp")
 
@@ -54,6 +56,10 @@ VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
 CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
 SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
+WORKSPACE_KEY = "io.github.fsmcp/workspace"
+"""In ``_meta``: the workspace handle of a 2026-07-28 client (the directory ``set_workspace``
+chose), sent back in each result's ``_meta`` while one is chosen, and taken from a request's
+``_meta``, where it moves the workspace as ``set_workspace`` would, for that request."""
 ROOTS_INPUT = "roots"
 """The key of the roots request in an ``input_required`` result, and of its answer."""
 MAX_PARKED = 64
@@ -98,9 +104,14 @@ class Refusal(Exception):
 class Connection:
     """One client: its era, its roots, the calls it may cancel."""
 
-    def __init__(self, host: Host | DeferredHost, wire: Wire):
+    def __init__(self, host: Host | DeferredHost, wire: Wire, states: RequestStates | None = None):
         self.host = host
         self.wire = wire
+        self.states = states
+        """Where 2026-07-28 calls waiting for their user's answers are sealed (HTTP, no memory
+        between requests); None: they are parked in :attr:`parked`, for this connection."""
+        self.roots_answer: Any = None
+        """The client's latest answer to ``roots/list`` (2026-07-28): sealed with a call's state."""
         self.modern = False
         self.opened = False
         """Whether the era is set: by the first request, or a batch before it (a handshake connection's)."""
@@ -316,6 +327,10 @@ class Connection:
         try:
             try:
                 result, kind = await self.run(params, not_now)
+            except Refusal as refusal:
+                await self.host.runner.refused(params["name"], params.get("arguments"), refusal.code, refusal.message, session=self.session)
+                await self.error(id_, refusal.code, refusal.message, refusal.data)
+                return
             except Exception:
                 log.exception("tools/call %s failed", params["name"])
                 await self.error(id_, INTERNAL_ERROR, INTERNAL_MESSAGE)
@@ -337,23 +352,32 @@ class Connection:
         asking = None
         if self.modern:
             responses = params.get("inputResponses")
+            resumed = self.unsealed(name, arguments, params.get("requestState"))
+            if resumed is not None and resumed.roots is not None:
+                self.applied_roots(resumed.roots)
             if isinstance(responses, dict) and ROOTS_INPUT in responses:
-                self.roots.apply(responses[ROOTS_INPUT])
-            elif self.offers_roots and not self.roots.known:
+                self.applied_roots(responses[ROOTS_INPUT])
+            elif self.offers_roots and not self.roots.known and name in self.tool_names:
                 # This era has no server-to-client requests: the client asks and calls again.
+                # (A tool not offered is answered as such at once: no path of it is resolved.)
                 return {"inputRequests": {ROOTS_INPUT: {"method": "roots/list"}}}, "input_required"
             if elicits_forms(params["_meta"][CAPABILITIES_KEY]):
-                asking = self.resumed(name, arguments, params.get("requestState"), responses)
+                asking = self.resumed(name, arguments, params.get("requestState"), responses, resumed)
         else:
             if self.offers_roots and not self.roots.known:
                 await self.roots.ask(lambda: self.request("roots/list"))
             if self.elicits:
                 asking = Consent(self.host.settings.ask_timeout, ask=self.elicit)
         with self.host.roots.viewing(self.roots.view):
+            self.workspace_from(params)
             result = await self.host.runner.call(name, arguments, send_progress=send_progress, session=self.session, asking=asking, not_now=not_now)
         if asking is not None and asking.waiting:
             return self.park(name, arguments, asking), "input_required"
         return result, "complete"
+
+    @functools.cached_property
+    def tool_names(self) -> frozenset[str]:
+        return frozenset(tool["name"] for tool in self.tools)
 
     @functools.cached_property
     def session(self) -> Session:
@@ -370,6 +394,8 @@ class Connection:
         asks_user = ("inputResponses" in params or elicits_forms(meta[CAPABILITIES_KEY])) if self.modern else self.elicits
         if asks_user or "progressToken" in meta or (self.offers_roots and not self.roots.known):
             return None
+        if self.modern and WORKSPACE_KEY in meta:
+            return None  # checked in call(), where a refused handle has its audit line
         try:
             with self.host.roots.viewing(self.roots.view):
                 return self.host.runner.call_now(params["name"], params.get("arguments"), session=self.session)
@@ -377,17 +403,57 @@ class Connection:
             log.exception("tools/call %s failed", params["name"])
             raise Refusal(INTERNAL_ERROR, INTERNAL_MESSAGE) from None
 
-    def resumed(self, name: str, arguments: Any, state: Any, responses: Any) -> Consent:
+    def applied_roots(self, answer: Any) -> None:
+        self.roots.apply(answer)
+        self.roots_answer = answer if self.roots.known else None
+
+    def workspace_from(self, params: dict[str, Any]) -> None:
+        """Move the workspace to the handle a 2026-07-28 request carries in ``_meta``, if any
+        (inside the call's view): checked as ``set_workspace`` checks it, every time."""
+        handle = (params.get("_meta") or {}).get(WORKSPACE_KEY) if self.modern else None
+        if handle is None:
+            return
+        from ..api.errors import ToolError
+
+        if not isinstance(handle, str):
+            raise Refusal(INVALID_PARAMS, f"params._meta[{WORKSPACE_KEY!r}] must be a string: the workspace a result's _meta named")
+        try:
+            self.host.roots.set_workspace(handle)
+        except ToolError as exc:
+            raise Refusal(
+                INVALID_PARAMS,
+                f"the workspace in params._meta[{WORKSPACE_KEY!r}] is refused ({exc.code.value}: {exc.message}); "
+                "call set_workspace again, or send the request without it",
+            ) from None
+
+    def unsealed(self, name: str, arguments: Any, state: Any) -> Resumed | None:
+        """What a sealed ``requestState`` (HTTP) brings back; None without one, or on stdio (parked)."""
+        if self.states is None or state is None:
+            return None
+        try:
+            return self.states.open(state, name, arguments)
+        except StateRefused as refused:
+            raise Refusal(INVALID_PARAMS, refused.message, {"requestState": refused.why}) from None
+
+    def resumed(self, name: str, arguments: Any, state: Any, responses: Any, unsealed: Resumed | None = None) -> Consent:
         """A 2026-07-28 call's answers so far: those of its earlier rounds, and the user's latest."""
-        parked = self.parked.pop(state, None) if isinstance(state, str) else None
-        if parked is None or parked[0] != call_digest(name, arguments):
-            return Consent(self.host.settings.ask_timeout)
-        asking = parked[1]
-        asking.answer(responses if isinstance(responses, dict) else {})
+        if self.states is not None:
+            asking = unsealed.consent if unsealed is not None else Consent(self.host.settings.ask_timeout)
+        else:
+            parked = self.parked.pop(state, None) if isinstance(state, str) else None
+            if parked is None or parked[0] != call_digest(name, arguments):
+                return Consent(self.host.settings.ask_timeout)
+            asking = parked[1]
+        if unsealed is not None or self.states is None:
+            asking.answer(responses if isinstance(responses, dict) else {})
         return asking
 
     def park(self, name: str, arguments: Any, asking: Consent) -> dict[str, Any]:
-        """The ``input_required`` result that puts ``asking``'s questions; kept until the call comes back once."""
+        """The ``input_required`` result that puts ``asking``'s questions; kept until the call comes back once
+        (sealed in the ``requestState`` itself over HTTP: the retry may reach another process)."""
+        if self.states is not None:
+            sealed = self.states.seal(name, arguments, asking, self.roots_answer, self.host.settings.ask_timeout)
+            return {"inputRequests": asking.input_requests(), "requestState": sealed}
         state = os.urandom(16).hex()
         self.parked[state] = (call_digest(name, arguments), asking)
         while len(self.parked) > MAX_PARKED:
@@ -461,7 +527,10 @@ class Connection:
 
     async def reply(self, id_: Any, result: dict[str, Any], kind: str = "complete") -> None:
         if self.modern:  # a 2026-07-28 result says whether it is final, and who answered
-            result = {**result, "resultType": kind, "_meta": {**result.get("_meta", {}), SERVER_INFO_KEY: self.server_info}}
+            meta = {**result.get("_meta", {}), SERVER_INFO_KEY: self.server_info}
+            if self.roots.view.chosen:  # the handle the client sends back to keep its workspace
+                meta[WORKSPACE_KEY] = str(self.roots.view.workspace)
+            result = {**result, "resultType": kind, "_meta": meta}
         await self.answer({"jsonrpc": "2.0", "id": id_, "result": result})
 
     async def error(self, id_: Any, code: int, message: str, data: Any = None) -> None:

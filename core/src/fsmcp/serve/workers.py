@@ -239,6 +239,7 @@ def supervise(settings: Settings, count: int, worker: Worker, say: Callable[[str
     """Serve HTTP from ``count`` worker processes; the exit status, 2 for a configuration to fix."""
     try:
         token = read_token(settings)
+        _request_states_kept()
         listener = listen(settings)
         supervisor = Supervisor(settings, token, listener, count, worker, say)
     except HttpSetupError as exc:
@@ -251,3 +252,14 @@ def supervise(settings: Settings, count: int, worker: Worker, say: Callable[[str
             listener.address,
         )
     return supervisor.run()
+
+
+def _request_states_kept() -> None:
+    """Make or read the 2026-07-28 request states' key before any worker starts: a state directory
+    open to other users stops the start (exit 2), and the workers all find one key."""
+    from .request_state import RequestStates
+
+    try:
+        RequestStates()
+    except (ValueError, OSError) as exc:
+        raise HttpSetupError(f"cannot keep the 2026-07-28 request states: {exc}") from None
