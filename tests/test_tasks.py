@@ -330,3 +330,68 @@ def test_a_task_whose_server_died_is_failed_for_the_next_process(root, config, t
     task = answers[2]["result"]
     assert task["status"] == "failed" and task["error"]["code"] == -32603
     assert "ended before the task did" in task["statusMessage"]
+
+
+class Live:
+    """``fsmcp serve`` on live pipes: a request sent, its answer read, one line at a time."""
+
+    def __init__(self, root: Path, config: Path):
+        argv = [*forked("serve"), str(root), "--config", str(config), "--enable", "shell,read,search"]
+        self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.last = 0
+
+    def ask(self, method: str, params: dict) -> dict:
+        self.last += 1
+        self.process.stdin.write((json.dumps(request(self.last, method, params)) + "\n").encode())
+        self.process.stdin.flush()
+        while True:  # no notification is sent to a task's client; the answer is the next line with its id
+            message = json.loads(self.process.stdout.readline())
+            if message.get("id") == self.last:
+                return message
+
+    def until(self, task_id: str, meta: dict, done) -> dict:
+        for _ in range(int(DEADLINE / 0.05)):  # by count: a loaded machine is slower, never stuck
+            task = self.ask("tasks/get", {"taskId": task_id, "_meta": meta})["result"]
+            if done(task):
+                return task
+            anyio.run(anyio.sleep, 0.05)
+        raise AssertionError(f"task {task_id} never got there: {task}")
+
+    def close(self) -> None:
+        self.process.stdin.close()
+        self.process.wait(timeout=DEADLINE)
+
+
+def test_a_task_asks_its_user_through_tasks_get_and_takes_the_answers_from_tasks_update(root, config):
+    (root / ".env").write_text("TOKEN=task-s3cret\n")
+    meta = {**MODERN, "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}, "extensions": {EXTENSION: {}}}}
+    server = Live(root, config)
+    try:
+        search = {"regex": "TOKEN", "globs": [".env"]}
+        created = server.ask("tools/call", {"name": "grep_files", "arguments": search, "_meta": meta})["result"]
+        assert created["resultType"] == "task"
+        asking = server.until(created["taskId"], meta, lambda task: task["status"] != "working")
+        assert asking["status"] == "input_required" and list(asking["inputRequests"]) == ["fsmcp.ask.0"]
+        question = asking["inputRequests"]["fsmcp.ask.0"]
+        assert question["method"] == "elicitation/create" and str(root / ".env") in question["params"]["message"]
+        assert "task-s3cret" not in json.dumps(asking)
+
+        # An answer to a key that is not outstanding is ignored: the task still waits.
+        stray = server.ask("tasks/update", {"taskId": created["taskId"], "inputResponses": {"fsmcp.ask.9": {"action": "accept"}}, "_meta": meta})
+        assert stray["result"]["resultType"] == "complete"
+        assert server.ask("tasks/get", {"taskId": created["taskId"], "_meta": meta})["result"]["status"] == "input_required"
+
+        allow = {"fsmcp.ask.0": {"action": "accept", "content": {"answer": "allow_once"}}}
+        assert "error" not in server.ask("tasks/update", {"taskId": created["taskId"], "inputResponses": allow, "_meta": meta})
+        done = server.until(created["taskId"], meta, lambda task: task["status"] not in ("working", "input_required"))
+        assert done["status"] == "completed" and "inputRequests" not in done
+        # What the same call answers without the extension, in its two rounds (input_required, then the answer).
+        plain_meta = {**MODERN, "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}
+        first = server.ask("tools/call", {"name": "grep_files", "arguments": search, "_meta": plain_meta})["result"]
+        assert first["resultType"] == "input_required" and list(first["inputRequests"]) == ["fsmcp.ask.0"]
+        again = {"name": "grep_files", "arguments": search, "_meta": plain_meta, "inputResponses": allow, "requestState": first["requestState"]}
+        plain = server.ask("tools/call", again)["result"]
+        assert done["result"]["content"] == plain["content"] and done["result"]["isError"] == plain["isError"]
+        assert server.ask("tasks/update", {"taskId": "0" * 32, "inputResponses": {}, "_meta": meta})["error"]["code"] == -32602
+    finally:
+        server.close()
