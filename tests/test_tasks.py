@@ -395,3 +395,34 @@ def test_a_task_asks_its_user_through_tasks_get_and_takes_the_answers_from_tasks
         assert server.ask("tasks/update", {"taskId": "0" * 32, "inputResponses": {}, "_meta": meta})["error"]["code"] == -32602
     finally:
         server.close()
+
+
+def _kept(place: Path, task_id: str, created: float) -> None:
+    record = {
+        "taskId": task_id, "status": "completed", "createdAt": "2026-01-01T00:00:00Z", "lastUpdatedAt": "2026-01-01T00:00:00Z",
+        "ttlMs": task_store.TTL_MS, "pollIntervalMs": 1000, "created": created, "result": {"content": [], "isError": False},
+    }
+    (place / f"{task_id}.json").write_text(json.dumps(record))
+
+
+def test_the_store_is_bounded_expired_tasks_go_and_a_full_or_unsafe_store_serves_plain_calls(root, config):
+    import time
+
+    place = task_store.directory()
+    place.mkdir(parents=True, mode=0o700)
+    now = time.time()
+    expired = "a" * 32
+    _kept(place, expired, now - 2 * task_store.TTL_MS / 1000)
+    for n in range(task_store.MAX_TASKS):
+        _kept(place, f"{n:032x}", now)
+    call = request(1, "tools/call", {"name": "run_command", "arguments": {"command": "cat", "args": ["a.txt"]}, "_meta": DECLARED})
+    full = exchange(root, config, call)[1]["result"]
+    assert full["resultType"] == "complete" and full["content"][0]["text"] == "exit_code: 0\nstdout:\nalpha\nstderr:"
+    assert not (place / f"{expired}.json").exists()  # removed on the way
+
+    (place / f"{0:032x}.json").unlink()
+    assert exchange(root, config, call)[1]["result"]["resultType"] == "task"  # room again
+
+    place.chmod(0o755)  # open to others: not the server's own
+    unsafe = exchange(root, config, call)[1]["result"]
+    assert unsafe["resultType"] == "complete" and unsafe["content"][0]["text"] == "exit_code: 0\nstdout:\nalpha\nstderr:"

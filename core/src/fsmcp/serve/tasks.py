@@ -255,10 +255,6 @@ class TaskStore:
             }
         return shown(record)
 
-    def owned_here(self, task_id: str) -> bool:
-        record = self._load(self.place(), task_id) if _ID.fullmatch(task_id) else None
-        return record is not None and record.get("owner") == _owner()
-
     def _load(self, place: Path, task_id: str) -> dict[str, Any] | None:
         """The task's file, read as untrusted: this user's regular file, bounded, of the expected shape; else None."""
         try:
