@@ -426,3 +426,26 @@ def test_the_store_is_bounded_expired_tasks_go_and_a_full_or_unsafe_store_serves
     place.chmod(0o755)  # open to others: not the server's own
     unsafe = exchange(root, config, call)[1]["result"]
     assert unsafe["resultType"] == "complete" and unsafe["content"][0]["text"] == "exit_code: 0\nstdout:\nalpha\nstderr:"
+
+
+def test_a_client_offering_roots_gives_them_first_and_the_task_runs_within_them(root, config, tmp_path):
+    (root / "in").mkdir()
+    (root / "in" / "b.txt").write_text("inside\n")
+    meta = {**MODERN, "io.modelcontextprotocol/clientCapabilities": {"roots": {}, "extensions": {EXTENSION: {}}}}
+    server = Live(root, config)
+    try:
+        call = {"name": "run_command", "arguments": {"command": "cat", "args": [str(root / "a.txt")]}, "_meta": meta}
+        first = server.ask("tools/call", call)["result"]
+        assert first["resultType"] == "input_required" and first["inputRequests"] == {"roots": {"method": "roots/list"}}
+        roots = {"roots": {"roots": [{"uri": (root / "in").as_uri()}]}}
+        created = server.ask("tools/call", {**call, "inputResponses": roots})["result"]
+        assert created["resultType"] == "task"
+        done = server.until(created["taskId"], meta, lambda task: task["status"] != "working")
+        # a.txt lies outside the client's root: refused, as the plain call would refuse it.
+        assert done["status"] == "completed" and done["result"]["isError"]
+        assert done["result"]["content"][0]["text"].startswith("ACCESS_DENIED")
+        inside = server.ask("tools/call", {**call, "arguments": {"command": "cat", "args": [str(root / "in" / "b.txt")]}})["result"]
+        done = server.until(inside["taskId"], meta, lambda task: task["status"] != "working")
+        assert done["result"]["content"][0]["text"] == "exit_code: 0\nstdout:\ninside\nstderr:"
+    finally:
+        server.close()
