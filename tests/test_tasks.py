@@ -449,3 +449,30 @@ def test_a_client_offering_roots_gives_them_first_and_the_task_runs_within_them(
         assert done["result"]["content"][0]["text"] == "exit_code: 0\nstdout:\ninside\nstderr:"
     finally:
         server.close()
+
+
+def test_a_task_is_cancelled_through_another_server_process(root, config, sixty):
+    marker = sixty()
+    server = Live(root, config)
+    try:
+        call = {"name": "run_command", "arguments": {"command": "sh", "args": ["-c", f"sleep {marker} & sleep {marker}"]}, "_meta": DECLARED}
+        created = server.ask("tools/call", call)["result"]
+        for _ in range(int(DEADLINE / 0.05)):
+            if len(processes_with(marker)) >= 2:
+                break
+            anyio.run(anyio.sleep, 0.05)
+        else:
+            raise AssertionError("the program never started")
+        other = exchange(root, config, request(7, "tasks/cancel", {"taskId": created["taskId"], "_meta": DECLARED}))
+        assert other[7]["result"]["resultType"] == "complete"
+        for _ in range(int(30 / 0.05)):  # the process group is gone within seconds
+            if not processes_with(marker):
+                break
+            anyio.run(anyio.sleep, 0.05)
+        else:
+            raise AssertionError(f"still running: {processes_with(marker)}")
+        done = server.until(created["taskId"], DECLARED, lambda task: task["status"] != "working")
+        assert done["status"] == "cancelled" and done["statusMessage"] == "cancelled by the client (tasks/cancel)"
+        assert not (task_store.directory() / f"{created['taskId']}.cancel").exists()
+    finally:
+        server.close()

@@ -357,6 +357,7 @@ class Connection:
         asking = None
         if elicits_forms(params["_meta"][CAPABILITIES_KEY]):
             asking = self.resumed(name, arguments, params.get("requestState"), params.get("inputResponses"))
+        watch = asyncio.get_running_loop().create_task(self.watch_cancel(run))
         try:
             while True:
                 with self.host.roots.viewing(self.roots.view):
@@ -381,8 +382,20 @@ class Connection:
             log.exception("tools/call %s (task %s) failed", name, record["taskId"])
             store.update(record, "failed", f"{name} failed: {INTERNAL_MESSAGE}", error={"code": INTERNAL_ERROR, "message": INTERNAL_MESSAGE})
             return
+        finally:
+            watch.cancel()
+            store.forget_cancel(record["taskId"])
         # Exactly what the plain call answers: the result as a 2026-07-28 reply carries it.
         store.update(record, "completed", None, result=self.finished(result, "complete"))
+
+    async def watch_cancel(self, run: TaskRun) -> None:
+        """Cancel ``run`` when another server process was asked to (``tasks/cancel`` landed there)."""
+        while not self.task_store.cancel_asked(run.record["taskId"]):
+            await asyncio.sleep(tasks.CANCEL_CHECK)
+        log.info("task %s: cancelled through another server process", run.record["taskId"])
+        run.cancelled_by_client = True
+        if run.task is not None:
+            run.task.cancel()
 
     def answer_task(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         """``tasks/get``, ``tasks/update`` or ``tasks/cancel``."""
@@ -411,7 +424,7 @@ class Connection:
             run.cancelled_by_client = True
             run.task.cancel()  # the program is stopped, its change journaled, as for notifications/cancelled
         elif found["status"] not in tasks.TERMINAL:
-            log.warning("tasks/cancel of task %s, which another server process runs: acknowledged, not stopped (docs/tasks.md)", task_id)
+            self.task_store.ask_cancel(task_id)  # another server process runs it: it looks for this
         return {}
 
     def notified(self, method: str, params: Any) -> None:

@@ -44,6 +44,8 @@ MAX_TASKS = 256
 """Task files kept at most; past it (after the expired ones are removed) a long call runs as a plain call."""
 MAX_RECORD_BYTES = 16 * 1024 * 1024
 """A task's file at most; a larger one is not read (and a result past it is not kept: the task fails)."""
+CANCEL_CHECK = 0.5
+"""Seconds between a running task's looks for a cancellation asked by another process."""
 TERMINAL = ("completed", "failed", "cancelled")
 STATUSES = ("working", "input_required", *TERMINAL)
 _ID = re.compile(r"[0-9a-f]{32}")
@@ -208,6 +210,13 @@ class TaskStore:
                     except OSError:
                         pass
                     continue
+                if name.endswith(".cancel") and _ID.fullmatch(name[:-7]):
+                    if not os.path.lexists(place / f"{name[:-7]}.json"):  # its task is gone
+                        try:
+                            os.unlink(entry.path)
+                        except OSError:
+                            pass
+                    continue
                 if not name.endswith(".json") or not _ID.fullmatch(name[:-5]):
                     continue
                 record = self._load(place, name[:-5])
@@ -230,6 +239,19 @@ class TaskStore:
             return False
         # A task still running in a live process is not taken from under it.
         return record["status"] in TERMINAL or not _alive(record.get("owner"))
+
+    def cancel_asked(self, task_id: str) -> bool:
+        """Whether another process asked to cancel the task (:meth:`ask_cancel`)."""
+        try:
+            return os.path.lexists(self.place() / f"{task_id}.cancel")
+        except (ValueError, OSError):
+            return False
+
+    def forget_cancel(self, task_id: str) -> None:
+        try:
+            os.unlink(self.place() / f"{task_id}.cancel")
+        except (ValueError, OSError):
+            pass
 
     # -- anyone's side --------------------------------------------------------------------------
 
@@ -254,6 +276,18 @@ class TaskStore:
                 "error": {"code": -32603, "message": "the server process running this task ended before the task did"},
             }
         return shown(record)
+
+    def ask_cancel(self, task_id: str) -> None:
+        """Ask the process running the task (another one) to cancel it: it looks for this mark
+        every :data:`CANCEL_CHECK` seconds. The task must exist (:meth:`get`)."""
+        try:
+            fd = os.open(self.place() / f"{task_id}.cancel", os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        except FileExistsError:
+            return
+        except (ValueError, OSError) as exc:
+            log.warning("task %s: the cancellation cannot be passed on to the process running it: %s", task_id, exc)
+            return
+        os.close(fd)
 
     def _load(self, place: Path, task_id: str) -> dict[str, Any] | None:
         """The task's file, read as untrusted: this user's regular file, bounded, of the expected shape; else None."""
