@@ -335,8 +335,8 @@ def test_a_task_whose_server_died_is_failed_for_the_next_process(root, config, t
 class Live:
     """``fsmcp serve`` on live pipes: a request sent, its answer read, one line at a time."""
 
-    def __init__(self, root: Path, config: Path):
-        argv = [*forked("serve"), str(root), "--config", str(config), "--enable", "shell,read,search"]
+    def __init__(self, root: Path, config: Path, families: str = "shell,read,search,archive,batch"):
+        argv = [*forked("serve"), str(root), "--config", str(config), "--enable", families]
         self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         self.last = 0
 
@@ -476,3 +476,37 @@ def test_a_task_is_cancelled_through_another_server_process(root, config, sixty)
         assert not (task_store.directory() / f"{created['taskId']}.cancel").exists()
     finally:
         server.close()
+
+
+CALLS = {
+    "grep_files": ({"regex": "alpha", "directory": "."}, []),
+    "batch_operations": ({"operations": [{"tool": "read_file", "arguments": {"path": "a.txt"}}, {"tool": "get_file_info", "arguments": {"path": "a.txt"}}]}, []),
+    "compress_files": ({"paths": ["a.txt"], "output": "out.zip"}, ["out.zip"]),
+    "extract_archive": ({"archive": "in.zip", "destination": "unpacked"}, ["unpacked"]),
+}
+
+
+@pytest.mark.parametrize("tool", sorted(CALLS))
+def test_every_long_tool_runs_as_a_task_and_ends_with_the_plain_call_s_result(root, tmp_path, tool):
+    import shutil
+    import zipfile
+
+    with zipfile.ZipFile(root / "in.zip", "w") as archive:
+        archive.writestr("inner.txt", "packed\n")
+    config = tmp_path / "all.toml"
+    config.write_text(CONFIG)
+    arguments, made = CALLS[tool]
+    server = Live(root, config)
+    try:
+        created = server.ask("tools/call", {"name": tool, "arguments": arguments, "_meta": DECLARED})["result"]
+        assert created["resultType"] == "task", created
+        done = server.until(created["taskId"], DECLARED, lambda task: task["status"] != "working")
+        for name in made:  # the tree as it was before the task, for the plain call
+            shutil.rmtree(root / name) if (root / name).is_dir() else (root / name).unlink()
+        plain = server.ask("tools/call", {"name": tool, "arguments": arguments, "_meta": MODERN})["result"]
+    finally:
+        server.close()
+    assert done["status"] == "completed" and not done["result"]["isError"], done
+    assert plain["resultType"] == "complete"
+    assert done["result"]["content"] == plain["content"]
+    assert done["result"].get("structuredContent") == plain.get("structuredContent")
