@@ -510,3 +510,22 @@ def test_every_long_tool_runs_as_a_task_and_ends_with_the_plain_call_s_result(ro
     assert plain["resultType"] == "complete"
     assert done["result"]["content"] == plain["content"]
     assert done["result"].get("structuredContent") == plain.get("structuredContent")
+
+
+def test_a_client_that_leaves_cancels_its_running_tasks(root, config, sixty):
+    marker = sixty()
+    server = Live(root, config)
+    call = {"name": "run_command", "arguments": {"command": "sleep", "args": [marker]}, "_meta": DECLARED}
+    created = server.ask("tools/call", call)["result"]
+    for _ in range(int(DEADLINE / 0.05)):
+        if processes_with(marker):
+            break
+        anyio.run(anyio.sleep, 0.05)
+    server.close()  # stdio's way to leave: the server ends, and with it the task's program
+    for _ in range(int(30 / 0.05)):
+        if not processes_with(marker):
+            break
+        anyio.run(anyio.sleep, 0.05)
+    assert processes_with(marker) == []
+    task = exchange(root, config, request(2, "tasks/get", {"taskId": created["taskId"], "_meta": DECLARED}))[2]["result"]
+    assert task["status"] == "cancelled" and task["statusMessage"] == "the server stopped before the task ended"

@@ -385,6 +385,7 @@ class Connection:
         finally:
             watch.cancel()
             store.forget_cancel(record["taskId"])
+            self.tasks.pop(record["taskId"], None)  # its state is the store's from now on
         # Exactly what the plain call answers: the result as a 2026-07-28 reply carries it.
         store.update(record, "completed", None, result=self.finished(result, "complete"))
 
