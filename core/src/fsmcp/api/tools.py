@@ -116,6 +116,10 @@ class Tool:
     root lies on a local file system (:mod:`fsmcp.paths.roots`). There the host's primitives stop it
     when the work turns out larger (a file over :data:`fsmcp.paths.fs.QUICK_BYTES`, a listing),
     and the host runs it again from the start in a worker thread, so it must change nothing."""
+    long: bool = False
+    """A call may run for minutes (a program, a walk of a large tree, an archive, a batch of
+    steps): a 2026-07-28 client that declares the tasks extension gets a task for it, which it
+    polls and may cancel, instead of a request held open (docs/tasks.md)."""
     plugin: str = field(default="", compare=False)
 
     def input_schema(self, offered: Collection[str] = ()) -> dict[str, Any]:

@@ -11,6 +11,11 @@ it asks for the client's roots with an ``input_required`` result instead of ``ro
 Asking the user (``elicitation/create``, :mod:`fsmcp.paths.consent`) follows the same two ways: a
 request to the client in the middle of the call in the handshake era, an ``input_required``
 result whose answers come back with the client's next try of the same call in 2026-07-28.
+
+A 2026-07-28 client that declares the tasks extension gets a task for a long tool's call
+(:attr:`~fsmcp.api.tools.Tool.long`): the call answers at once with the task, runs on, and the
+client polls ``tasks/get``, answers its questions with ``tasks/update`` and may ``tasks/cancel``
+it; the task's state is kept in :mod:`fsmcp.serve.tasks`.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from ..api import __version__
-from . import shapes
+from . import shapes, tasks
 from .client_roots import ClientRoots
 from ..paths.consent import Consent, call_digest, elicits_forms, form
 from ..api.jsontext import TOO_DEEP, too_deep
@@ -101,6 +106,19 @@ class Refusal(Exception):
         self.code, self.message, self.data = code, message, data
 
 
+class TaskRun:
+    """A task this process runs: its asyncio task, and its questions waiting for ``tasks/update``."""
+
+    def __init__(self, record: dict[str, Any]):
+        self.record = record
+        self.task: asyncio.Task[None] | None = None
+        self.waiting: set[str] = set()
+        """The keys of the questions outstanding (``inputRequests``)."""
+        self.responses: dict[str, Any] = {}
+        self.answered: asyncio.Event = asyncio.Event()
+        self.cancelled_by_client = False
+
+
 class Connection:
     """One client: its era, its roots, the calls it may cancel."""
 
@@ -131,6 +149,8 @@ class Connection:
         self.serving: asyncio.Task[Any] | None = None
         self.room = asyncio.Event()
         """Set when a call ends or one of ours asks the client: the reading may go on."""
+        self.tasks: dict[str, TaskRun] = {}
+        """The tasks this connection started, by task ID."""
 
     async def serve(self, incoming: AsyncIterator[Any]) -> list[asyncio.Task[None]]:
         """Serve until the client leaves; the calls then still running, cancelled."""
@@ -231,6 +251,9 @@ class Connection:
         params = params or {}
         try:
             if method == "tools/call":
+                if self.modern and tasks.declares(params["_meta"][CAPABILITIES_KEY]) and await self.start_task(id_, params):
+                    await self.make_room()
+                    return
                 done = self.call_now(params)
                 if isinstance(done, dict):
                     await self.reply(id_, done)
@@ -284,10 +307,15 @@ class Connection:
     def answer_now(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         if self.modern:
             if method == "server/discover":
-                answer = {"supportedVersions": list(MODERN_VERSIONS), "capabilities": {"tools": {"listChanged": False}}, "instructions": self.host.instructions()}
+                capabilities: dict[str, Any] = {"tools": {"listChanged": False}}
+                if tasks.declares(params["_meta"][CAPABILITIES_KEY]):  # the others see the server as before
+                    capabilities["extensions"] = {tasks.EXTENSION: {}}
+                answer = {"supportedVersions": list(MODERN_VERSIONS), "capabilities": capabilities, "instructions": self.host.instructions()}
                 return {**answer, "cacheScope": "private", "ttlMs": 0}
             if method == "tools/list":
                 return {"tools": self.tools, "cacheScope": "private", "ttlMs": 0}
+            if method in ("tasks/get", "tasks/update", "tasks/cancel"):
+                return self.answer_task(method, params)
         elif method == "initialize":
             asked = params["protocolVersion"]
             self.offers_roots = params["capabilities"].get("roots") is not None
@@ -304,6 +332,112 @@ class Connection:
         elif method == "ping":
             return {}
         raise Refusal(METHOD_NOT_FOUND, "Method not found", method)
+
+    # -- the tasks extension (2026-07-28) ------------------------------------------------------
+
+    @functools.cached_property
+    def task_store(self) -> tasks.TaskStore:
+        return tasks.TaskStore(root.path for root in self.host.roots.operator)
+
+    async def start_task(self, id_: Any, params: dict[str, Any]) -> bool:
+        """Answer a long tool's call with a new task and run the call on as that task; False
+        when the call is to be served as a plain call (not a long tool, its roots still to ask,
+        no task can be kept)."""
+        tool = self.host.runner.host.tools.get(params["name"])
+        if tool is None or not tool.long:
+            return False
+        responses = params.get("inputResponses")
+        if isinstance(responses, dict) and ROOTS_INPUT in responses:
+            self.roots.apply(responses[ROOTS_INPUT])
+        elif self.offers_roots and not self.roots.known:
+            return False  # the roots round first, synchronously (the plain call asks for them)
+        record = self.task_store.create(tool.name)
+        if record is None:
+            return False
+        run = TaskRun(record)
+        self.tasks[record["taskId"]] = run
+        run.task = asyncio.get_running_loop().create_task(self.run_task(run, params))
+        self.start(("task", record["taskId"]), run.task)
+        await self.reply(id_, tasks.shown(record), "task")
+        return True
+
+    async def run_task(self, run: TaskRun, params: dict[str, Any]) -> None:
+        """The call a task stands for, to its end; each status it passes through is written to the store."""
+        store, record = self.task_store, run.record
+        name, arguments = params["name"], params.get("arguments")
+        asking = None
+        if elicits_forms(params["_meta"][CAPABILITIES_KEY]):
+            asking = self.resumed(name, arguments, params.get("requestState"), params.get("inputResponses"))
+        watch = asyncio.get_running_loop().create_task(self.watch_cancel(run))
+        try:
+            while True:
+                with self.host.roots.viewing(self.roots.view):
+                    # No progress: the extension sends none for a task; the client polls.
+                    result = await self.host.runner.call(name, arguments, session=self.session, asking=asking)
+                if asking is None or not asking.waiting:
+                    break
+                # The user is asked through the task: tasks/get shows the questions, tasks/update answers them.
+                requests = asking.input_requests()
+                run.waiting, run.responses = set(requests), {}
+                run.answered.clear()
+                store.update(record, "input_required", f"{name} waits for the user's answer", inputRequests=requests)
+                await run.answered.wait()
+                asking.answer(run.responses)
+                run.waiting = set()
+                store.update(record, "working", f"{name} is running")
+        except asyncio.CancelledError:
+            why = "cancelled by the client (tasks/cancel)" if run.cancelled_by_client else "the server stopped before the task ended"
+            store.update(record, "cancelled", why)
+            raise
+        except Exception:
+            log.exception("tools/call %s (task %s) failed", name, record["taskId"])
+            store.update(record, "failed", f"{name} failed: {INTERNAL_MESSAGE}", error={"code": INTERNAL_ERROR, "message": INTERNAL_MESSAGE})
+            return
+        finally:
+            watch.cancel()
+            store.forget_cancel(record["taskId"])
+            self.tasks.pop(record["taskId"], None)  # its state is the store's from now on
+        # Exactly what the plain call answers: the result as a 2026-07-28 reply carries it.
+        store.update(record, "completed", None, result=self.finished(result, "complete"))
+
+    async def watch_cancel(self, run: TaskRun) -> None:
+        """Cancel ``run`` when another server process was asked to (``tasks/cancel`` landed there)."""
+        while not self.task_store.cancel_asked(run.record["taskId"]):
+            await asyncio.sleep(tasks.CANCEL_CHECK)
+        log.info("task %s: cancelled through another server process", run.record["taskId"])
+        run.cancelled_by_client = True
+        if run.task is not None:
+            run.task.cancel()
+
+    def answer_task(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """``tasks/get``, ``tasks/update`` or ``tasks/cancel``."""
+        if not tasks.declares(params["_meta"][CAPABILITIES_KEY]):
+            raise Refusal(*tasks.missing_capability())
+        task_id = params.get("taskId")
+        if not isinstance(task_id, str):
+            raise Refusal(INVALID_PARAMS, f"{method} needs params {{taskId: string}}: the taskId of the task the tools/call answered with")
+        found = self.task_store.get(task_id)
+        if found is None:
+            raise Refusal(INVALID_PARAMS, "Failed to retrieve task: Task not found, or expired (a task is kept an hour from its creation, ten minutes after its end at least); call the tool again")
+        if method == "tasks/get":
+            return found
+        run = self.tasks.get(task_id)
+        if method == "tasks/update":
+            responses = params.get("inputResponses")
+            if not isinstance(responses, dict):
+                raise Refusal(INVALID_PARAMS, "tasks/update needs params {taskId: string, inputResponses: object}: the answers to the task's inputRequests, by key")
+            if run is not None and run.waiting:
+                # Answers to keys not outstanding are ignored; the task waits until every outstanding key has one.
+                run.responses.update({key: value for key, value in responses.items() if key in run.waiting})
+                if run.waiting <= set(run.responses):
+                    run.answered.set()
+            return {}
+        if run is not None and run.task is not None and not run.task.done():
+            run.cancelled_by_client = True
+            run.task.cancel()  # the program is stopped, its change journaled, as for notifications/cancelled
+        elif found["status"] not in tasks.TERMINAL:
+            self.task_store.ask_cancel(task_id)  # another server process runs it: it looks for this
+        return {}
 
     def notified(self, method: str, params: Any) -> None:
         if method == "notifications/cancelled" and isinstance(params, dict):
@@ -526,12 +660,17 @@ class Connection:
                 self.left()
 
     async def reply(self, id_: Any, result: dict[str, Any], kind: str = "complete") -> None:
-        if self.modern:  # a 2026-07-28 result says whether it is final, and who answered
+        await self.answer({"jsonrpc": "2.0", "id": id_, "result": self.finished(result, kind)})
+
+    def finished(self, result: dict[str, Any], kind: str) -> dict[str, Any]:
+        """``result`` as it goes on the wire: a 2026-07-28 one says whether it is final, and who
+        answered, and carries the workspace's handle the client sends back to keep it."""
+        if self.modern:
             meta = {**result.get("_meta", {}), SERVER_INFO_KEY: self.server_info}
-            if self.roots.view.chosen:  # the handle the client sends back to keep its workspace
+            if self.roots.view.chosen:
                 meta[WORKSPACE_KEY] = str(self.roots.view.workspace)
             result = {**result, "resultType": kind, "_meta": meta}
-        await self.answer({"jsonrpc": "2.0", "id": id_, "result": result})
+        return result
 
     async def error(self, id_: Any, code: int, message: str, data: Any = None) -> None:
         error = {"code": code, "message": message, **({"data": data} if data is not None else {})}

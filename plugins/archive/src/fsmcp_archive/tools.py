@@ -14,6 +14,7 @@ TOOLS = [
         CompressInput,
         "fsmcp_archive.compress_files:compress_files",
         OVERWRITES,
+        long=True,
     ),
     Tool(
         "extract_archive",
@@ -22,6 +23,7 @@ TOOLS = [
         ExtractInput,
         "fsmcp_archive.extract_archive:extract_archive",
         OVERWRITES,
+        long=True,
     ),
     Tool(
         "list_archive",

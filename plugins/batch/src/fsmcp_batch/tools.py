@@ -20,5 +20,5 @@ _FUNCTION = "fsmcp_batch.batch_operations:batch_operations"
 def tools_for(settings: Settings) -> list[Tool]:
     # Under read_only the batch still runs reads, so it stays, saying so (the host drops tools that only change).
     if settings.read_only:
-        return [Tool("batch_operations", DESCRIPTION + READ_ONLY_NOTE, BatchInput, _FUNCTION, READ_ONLY)]
-    return [Tool("batch_operations", DESCRIPTION, BatchInput, _FUNCTION, DESTRUCTIVE)]
+        return [Tool("batch_operations", DESCRIPTION + READ_ONLY_NOTE, BatchInput, _FUNCTION, READ_ONLY, long=True)]
+    return [Tool("batch_operations", DESCRIPTION, BatchInput, _FUNCTION, DESTRUCTIVE, long=True)]

@@ -30,5 +30,6 @@ TOOLS = [
         function="fsmcp_search.grep_files:grep_files",
         annotations=READ_ONLY,
         starts_programs=True,
+        long=True,
     ),
 ]

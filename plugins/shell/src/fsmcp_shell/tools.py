@@ -35,6 +35,7 @@ def tools_for(settings: Settings) -> list[Tool]:
             function="fsmcp_shell.run_command:run_command",
             annotations=READ_ONLY if only_reads else DESTRUCTIVE,
             starts_programs=True,
+            long=True,
         )
     ]
     if options.allow_shell:
@@ -48,6 +49,7 @@ def tools_for(settings: Settings) -> list[Tool]:
                 function="fsmcp_shell.run_shell:run_shell",
                 annotations=DESTRUCTIVE,
                 starts_programs=True,
+                long=True,
             )
         )
     return _undoable(tools, options, settings)
