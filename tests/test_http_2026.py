@@ -12,6 +12,7 @@ import json
 import os
 import stat
 import subprocess
+import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
@@ -484,3 +485,60 @@ def test_a_key_open_to_other_users_stops_the_start_saying_what_to_do(tmp_path, t
     assert done.returncode == 2, done.stderr
     assert done.stderr.startswith("fsmcp: error: cannot keep the 2026-07-28 request states: ") and "open to other users" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+# -- tasks over HTTP ------------------------------------------------------------------------------
+
+TASKS = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+
+
+def _task(server: Server, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    answer = raw(server, method, params, capabilities=TASKS).json()
+    assert "result" in answer, answer
+    return answer["result"]
+
+
+def _sleeping(pid_of_sleep: str) -> bool:
+    return any(
+        Path(f"/proc/{pid}/cmdline").is_file() and Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[:2] == [b"sleep", pid_of_sleep.encode()]
+        for pid in os.listdir("/proc")
+        if pid.isdigit()
+    )
+
+
+def test_a_task_over_http_is_answered_at_once_polled_and_cancelled_on_the_other_process(tmp_path, tree):
+    """The POST that starts a long call answers with the task while the program runs; the other
+    process polls it and cancels it (the program gone); another task completes, its result read."""
+    config = tmp_path / "tasks.toml"
+    config.write_text("[plugins.shell]\nallow = [\"sleep\", \"cat\"]\n")
+    with servers(tmp_path, tree, 2, extra=("--config", str(config))) as (one, other):
+        started = _task(one, "tools/call", {"name": "run_command", "arguments": {"command": "sleep", "args": ["417"], "timeout": 55}})
+        assert started["resultType"] == "task" and started["status"] == "working"
+        task = started["taskId"]
+        # Answered while the program runs: the task reads working on the other process.
+        polled = _task(other, "tasks/get", {"taskId": task})
+        assert polled["status"] == "working", polled.get("result")
+        for _ in range(2400):  # the program starts after the answer: wait for it
+            if _sleeping("417"):
+                break
+            time.sleep(0.05)
+        assert _sleeping("417")
+        _task(other, "tasks/cancel", {"taskId": task})
+        for _ in range(2400):  # by count, not time: a loaded machine takes longer, never forever
+            status = _task(one, "tasks/get", {"taskId": task})["status"]
+            if status != "working":
+                break
+            time.sleep(0.05)
+        assert status == "cancelled"
+        for _ in range(2400):
+            if not _sleeping("417"):
+                break
+            time.sleep(0.05)
+        assert not _sleeping("417")
+        done = _task(one, "tools/call", {"name": "run_command", "arguments": {"command": "cat", "args": ["top.txt"]}})
+        for _ in range(2400):
+            got = _task(other, "tasks/get", {"taskId": done["taskId"]})
+            if got["status"] != "working":
+                break
+            time.sleep(0.05)
+        assert got["status"] == "completed" and "at the top" in got["result"]["content"][0]["text"]

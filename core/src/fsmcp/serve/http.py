@@ -339,6 +339,8 @@ class Stateless:
     def __init__(self, host: Host, states: RequestStates):
         self.host = host
         self.states = states
+        self.tasks: set[asyncio.Task[None]] = set()
+        """Tasks' calls still running after their requests were answered (held here, not collected)."""
 
     async def serve(self, request: Request, message: Any, send: Send) -> None:
         scope = request.scope
@@ -406,14 +408,20 @@ class Stateless:
     async def _answer(self, connection: Connection, message: dict[str, Any]) -> None:
         try:
             await connection.receive(message)
-            if connection.running:
-                await asyncio.wait(list(connection.running.values()))
+            if calls := _plain(connection):
+                await asyncio.wait(calls)
         finally:
-            calls = list(connection.running.values())
+            calls = _plain(connection)
             for call in calls:  # the client left: as a notifications/cancelled would, over stdio
                 call.cancel()
             if calls:
                 await asyncio.wait(calls, timeout=STOP_GRACE)
+            # A task (the tasks extension) runs on after its answer: the client polls it, from
+            # this process or another, in the task store; the server's stop cancels it.
+            for task in list(connection.running.values()):
+                if task not in calls and not task.done():
+                    self.tasks.add(task)
+                    task.add_done_callback(self.tasks.discard)
 
     async def _stream(self, request: Request, wire: _RequestWire, serving: asyncio.Task[None], send: Send) -> None:
         """The answer as server-sent events: each progress notification, then the response."""
@@ -432,6 +440,11 @@ class Stateless:
             watch.cancel()
             if not serving.done():
                 serving.cancel()
+
+
+def _plain(connection: Connection) -> list[asyncio.Task[Any]]:
+    """The connection's calls its answer waits for: all but tasks' (the tasks extension)."""
+    return [call for key, call in connection.running.items() if not (isinstance(key, tuple) and key[0] == "task")]
 
 
 async def _disconnected(request: Request, serving: asyncio.Task[None]) -> None:
