@@ -26,7 +26,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from fsmcp.serve.request_state import KEY_NAME, RequestStates, StateRefused, http_state_dir
 from fsmcp.paths.consent import Consent
-from fsmcp.testing import forked, http_url, text_of
+from fsmcp.testing import forked, http_url, processes_with, text_of
 
 TOKEN = "a-2026-token-of-some-length"
 WORKSPACE = "io.github.fsmcp/workspace"
@@ -498,14 +498,6 @@ def _task(server: Server, method: str, params: dict[str, Any]) -> dict[str, Any]
     return answer["result"]
 
 
-def _sleeping(pid_of_sleep: str) -> bool:
-    return any(
-        Path(f"/proc/{pid}/cmdline").is_file() and Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[:2] == [b"sleep", pid_of_sleep.encode()]
-        for pid in os.listdir("/proc")
-        if pid.isdigit()
-    )
-
-
 def test_a_task_over_http_is_answered_at_once_polled_and_cancelled_on_the_other_process(tmp_path, tree):
     """The POST that starts a long call answers with the task while the program runs; the other
     process polls it and cancels it (the program gone); another task completes, its result read."""
@@ -519,10 +511,10 @@ def test_a_task_over_http_is_answered_at_once_polled_and_cancelled_on_the_other_
         polled = _task(other, "tasks/get", {"taskId": task})
         assert polled["status"] == "working", polled.get("result")
         for _ in range(2400):  # the program starts after the answer: wait for it
-            if _sleeping("417"):
+            if processes_with("417"):
                 break
             time.sleep(0.05)
-        assert _sleeping("417")
+        assert processes_with("417")
         _task(other, "tasks/cancel", {"taskId": task})
         for _ in range(2400):  # by count, not time: a loaded machine takes longer, never forever
             status = _task(one, "tasks/get", {"taskId": task})["status"]
@@ -531,10 +523,10 @@ def test_a_task_over_http_is_answered_at_once_polled_and_cancelled_on_the_other_
             time.sleep(0.05)
         assert status == "cancelled"
         for _ in range(2400):
-            if not _sleeping("417"):
+            if not processes_with("417"):
                 break
             time.sleep(0.05)
-        assert not _sleeping("417")
+        assert not processes_with("417")
         done = _task(one, "tools/call", {"name": "run_command", "arguments": {"command": "cat", "args": ["top.txt"]}})
         for _ in range(2400):
             got = _task(other, "tasks/get", {"taskId": done["taskId"]})

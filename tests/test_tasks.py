@@ -13,7 +13,6 @@ import os
 import signal
 import stat
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any, Literal
 
@@ -24,7 +23,7 @@ from mcp.client.extension import ClientExtension, ResultClaim
 from pydantic import ConfigDict, Field
 
 from fsmcp.serve import tasks as task_store
-from fsmcp.testing import forked, pid_in, serve_stdio
+from fsmcp.testing import forked, pid_in, processes_with, serve_stdio
 
 pytestmark = pytest.mark.anyio
 
@@ -96,22 +95,6 @@ async def until(client, task_id: str, done) -> dict[str, Any]:
 
 
 # -- processes found by their command line -------------------------------------------------------
-
-
-def processes_with(marker: str) -> list[int]:
-    """Live (not zombie) processes whose command line holds ``marker``."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            argv = Path(f"/proc/{entry}/cmdline").read_bytes()
-            state = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        if marker.encode() in argv and state[state.rindex(")") + 2] != "Z":
-            found.append(int(entry))
-    return found
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import signal
-from pathlib import Path
 
 import anyio
 import pytest
@@ -13,23 +12,7 @@ from mcp import types
 
 import fsmcp_shell.hooks
 import fsmcp_shell.process
-from fsmcp.testing import error_of, ok_text
-
-
-def processes_with(marker: str) -> list[int]:
-    """Live (not zombie) processes whose command line contains ``marker``."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            argv = Path(f"/proc/{entry}/cmdline").read_bytes()
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        if marker.encode() in argv and stat[stat.rindex(")") + 2] != "Z":
-            found.append(int(entry))
-    return found
+from fsmcp.testing import error_of, ok_text, processes_with
 
 
 @pytest.fixture
