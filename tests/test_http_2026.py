@@ -98,9 +98,10 @@ class Alternating(httpx2.AsyncBaseTransport):
     """Sends each request to the next server in turn (its port and ``Host``): a load balancer
     with no affinity at all. ``ports`` records where each request went."""
 
-    def __init__(self, servers: list[Server]):
+    def __init__(self, servers: list[Server], *, fresh: bool = False):
         self.servers = servers
-        self.inner = httpx2.AsyncHTTPTransport()
+        # fresh: a new connection for every request, so that any of a server's workers may take it.
+        self.inner = httpx2.AsyncHTTPTransport(limits=httpx2.Limits(max_keepalive_connections=0)) if fresh else httpx2.AsyncHTTPTransport()
         self.ports: list[int] = []
         self.methods: list[str] = []
 
@@ -129,8 +130,8 @@ class User:
 
 
 @asynccontextmanager
-async def modern(servers: list[Server], **options: Any) -> AsyncIterator[tuple[Client, Alternating]]:
-    transport = Alternating(servers)
+async def modern(servers: list[Server], *, fresh: bool = False, **options: Any) -> AsyncIterator[tuple[Client, Alternating]]:
+    transport = Alternating(servers, fresh=fresh)
     http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, transport=transport, timeout=60)
     async with http, Client(streamable_http_client(servers[0].url, http_client=http), mode=VERSION, **options) as client:
         yield client, transport
@@ -154,11 +155,13 @@ def raw(server: Server, method: str, params: dict[str, Any], *, id_: Any = 1, he
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("count", [1, 2], ids=["one-process", "two-processes-alternating"])
-async def test_a_2026_client_calls_every_tool_family_keeps_its_workspace_and_answers_a_consent_question(tmp_path, tree, count):
+@pytest.mark.parametrize(
+    ("count", "workers"), [(1, 1), (2, 1), (1, 2)], ids=["one-process", "two-processes-alternating", "two-workers-any-connection"]
+)
+async def test_a_2026_client_calls_every_tool_family_keeps_its_workspace_and_answers_a_consent_question(tmp_path, tree, count, workers):
     user = User(["allow_once"])
-    with servers(tmp_path, tree, count) as running:
-        async with modern(running, elicitation_callback=user) as (client, transport):
+    with servers(tmp_path, tree, count, extra=("--workers", str(workers))) as running:
+        async with modern(running, fresh=workers > 1, elicitation_callback=user) as (client, transport):
             assert client.protocol_version == VERSION
             moved = await client.call_tool("set_workspace", {"path": "proj"})
             handle = (moved.meta or {}).get(WORKSPACE)
